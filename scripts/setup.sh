@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs every Debian package kiln, its tests and its benchmarks need.
+# Idempotent and quiet when nothing is missing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential g++ cmake ninja-build ccache pkg-config
+  libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+  libonnx-testdata python3-onnx python3-numpy
+)
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

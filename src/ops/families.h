@@ -1,0 +1,20 @@
+// One Register function per op family (one file each in src/ops).
+// ops/register.cc calls them all; nothing registers itself.
+#pragma once
+
+#include "ops/op_registry.h"
+
+namespace kiln::ops {
+
+void RegisterConvOps(OpRegistry& r);          // conv.cc
+void RegisterPoolOps(OpRegistry& r);          // pool.cc
+void RegisterNormalizationOps(OpRegistry& r); // normalization.cc
+void RegisterResizeOps(OpRegistry& r);        // resize.cc
+void RegisterMatMulOps(OpRegistry& r);        // matmul.cc
+void RegisterElementwiseOps(OpRegistry& r);   // elementwise.cc
+void RegisterShapeOps(OpRegistry& r);         // shape_ops.cc
+void RegisterDataMovementOps(OpRegistry& r);  // data_movement.cc
+void RegisterGeneratorOps(OpRegistry& r);     // generator.cc
+void RegisterReductionOps(OpRegistry& r);     // reduction.cc
+
+}  // namespace kiln::ops

@@ -1,0 +1,25 @@
+#include "providers/reference/register.h"
+
+#include "providers/reference/families.h"
+
+namespace kiln::reference {
+
+const runtime::KernelRegistry& Kernels() {
+  static const runtime::KernelRegistry* registry = [] {
+    auto* r = new runtime::KernelRegistry();
+    RegisterConvKernels(*r);
+    RegisterPoolKernels(*r);
+    RegisterNormalizationKernels(*r);
+    RegisterResizeKernels(*r);
+    RegisterMatMulKernels(*r);
+    RegisterElementwiseKernels(*r);
+    RegisterShapeKernels(*r);
+    RegisterDataMovementKernels(*r);
+    RegisterGeneratorKernels(*r);
+    RegisterReductionKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace kiln::reference

@@ -1,0 +1,307 @@
+#include "runtime/executor.h"
+
+#include <unordered_set>
+
+namespace kiln::runtime {
+
+struct Executor::GraphPlan {
+  std::vector<size_t> order;
+  std::vector<const ops::OpSchema*> schemas;   // by node index
+  std::vector<const KernelFn*> kernels;        // by node index
+  std::vector<std::vector<std::string>> release_after;  // by position in order: values dead after it
+};
+
+// Values visible to a graph run: its own, then those of enclosing scopes.
+class Executor::Scope {
+ public:
+  explicit Scope(const Scope* parent) : parent_(parent) {}
+  const Datum* Find(const std::string& n) const {
+    for (const Scope* s = this; s; s = s->parent_) {
+      auto it = s->values_.find(n);
+      if (it != s->values_.end()) return &it->second;
+    }
+    return nullptr;
+  }
+  void Set(const std::string& n, Datum d) { values_[n] = std::move(d); }
+  void Erase(const std::string& n) { values_.erase(n); }
+
+ private:
+  const Scope* parent_;
+  std::unordered_map<std::string, Datum> values_;
+};
+
+ir::TypeInfo TypeOfDatum(const Datum& d) {
+  if (d.is_tensor()) return ir::TypeInfo::Tensor(d.tensor().dtype(), ir::DimsFromShape(d.tensor().shape()));
+  ir::TypeInfo t;
+  if (d.is_sequence()) {
+    t.kind = ir::TypeInfo::Kind::kSequence;
+    t.elem = std::make_shared<ir::TypeInfo>(ir::TypeInfo::Tensor(d.sequence_dtype()));
+  } else if (d.is_none()) {
+    t.kind = ir::TypeInfo::Kind::kOptional;
+  }
+  return t;
+}
+
+namespace {
+
+class NodeContext final : public KernelContext {
+ public:
+  NodeContext(const ir::Node& node, int64_t opset, std::vector<Datum> inputs, std::vector<ir::TypeInfo> inferred,
+              std::function<Result<std::vector<Datum>>(const ir::Graph&, const std::vector<Datum>&)> run_sub)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), inferred_(std::move(inferred)),
+        outputs_(node.outputs.size()), run_sub_(std::move(run_sub)) {}
+
+  const ir::Node& node() const override { return node_; }
+  int64_t opset() const override { return opset_; }
+  const Datum& input_datum(size_t i) const override {
+    static const Datum kEmpty;
+    return i < inputs_.size() ? inputs_[i] : kEmpty;
+  }
+  const Tensor& input(size_t i) const override {
+    static const Tensor kUndefined;
+    return i < inputs_.size() && inputs_[i].is_tensor() ? inputs_[i].tensor() : kUndefined;
+  }
+  const ir::TypeInfo& inferred_output(size_t i) const override {
+    static const ir::TypeInfo kUnknown;
+    return i < inferred_.size() ? inferred_[i] : kUnknown;
+  }
+  Result<Tensor> AllocOutput(size_t i) override {
+    const ir::TypeInfo& t = inferred_output(i);
+    if (t.kind != ir::TypeInfo::Kind::kTensor || t.dtype == DType::kUndefined || !t.shape)
+      return node_.Error(StatusCode::kInternal, "output " + std::to_string(i) + " has no inferred type to allocate from");
+    Shape s;
+    for (const ir::Dim& d : *t.shape) {
+      if (!d.known()) return node_.Error(StatusCode::kInternal, "output " + std::to_string(i) + " shape " + ir::DimsToString(*t.shape) + " is not fully inferred");
+      s.push_back(d.value);
+    }
+    return AllocOutput(i, t.dtype, s);
+  }
+  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override {
+    if (i >= outputs_.size()) return node_.Error(StatusCode::kInternal, "output index " + std::to_string(i) + " out of range");
+    auto t = Tensor::Allocate(dtype, shape);
+    if (!t.ok()) return t.status().WithContext(node_.Describe() + ": output " + std::to_string(i));
+    outputs_[i] = Datum(*t);
+    return t;
+  }
+  Status SetOutput(size_t i, Datum value) override {
+    if (i >= outputs_.size()) return node_.Error(StatusCode::kInternal, "output index " + std::to_string(i) + " out of range");
+    outputs_[i] = std::move(value);
+    return Status::Ok();
+  }
+  Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) override {
+    return run_sub_(g, inputs);
+  }
+  std::vector<Datum>& outputs() { return outputs_; }
+
+ private:
+  const ir::Node& node_;
+  int64_t opset_;
+  std::vector<Datum> inputs_;
+  std::vector<ir::TypeInfo> inferred_;
+  std::vector<Datum> outputs_;
+  std::function<Result<std::vector<Datum>>(const ir::Graph&, const std::vector<Datum>&)> run_sub_;
+};
+
+// Checks a kernel's output against what inference predicted: a disagreement
+// is a kiln bug in one of the two and must not pass silently.
+Status CheckAgainstInferred(const ir::Node& node, size_t i, const Datum& d, const ir::TypeInfo& t) {
+  if (t.kind != ir::TypeInfo::Kind::kTensor || !d.is_tensor()) return Status::Ok();
+  const Tensor& x = d.tensor();
+  if (t.dtype != DType::kUndefined && x.dtype() != t.dtype)
+    return node.Error(StatusCode::kInternal, "output '" + node.outputs[i] + "' has dtype " + DTypeName(x.dtype()) +
+                                                 ", shape inference said " + DTypeName(t.dtype));
+  if (t.shape) {
+    bool bad = static_cast<int>(t.shape->size()) != x.rank();
+    for (size_t k = 0; !bad && k < t.shape->size(); ++k)
+      bad = (*t.shape)[k].known() && (*t.shape)[k].value != x.shape()[k];
+    if (bad)
+      return node.Error(StatusCode::kInternal, "output '" + node.outputs[i] + "' has shape " + ShapeToString(x.shape()) +
+                                                   ", shape inference said " + ir::DimsToString(*t.shape));
+  }
+  return Status::Ok();
+}
+
+Status LookupOp(const ops::OpSchema** schema, const KernelFn** kernel, const ir::Node& n, int64_t opset,
+                const KernelRegistry& kernels, const std::string& provider) {
+  const std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
+  const auto& reg = ops::OpRegistry::Global();
+  if (opset <= 0)
+    return n.Error(StatusCode::kInvalidModel, "domain '" + dom + "' is not in the model's opset_import");
+  *schema = reg.Find(n.domain, n.op_type, opset);
+  if (!*schema) {
+    const ops::OpSchema* any = reg.FindAny(n.domain, n.op_type);
+    if (!any) return n.Error(StatusCode::kUnimplemented, "unknown op '" + n.op_type + "' in domain '" + dom + "' (opset " + std::to_string(opset) + ")");
+    return n.Error(StatusCode::kUnimplemented, "op '" + n.op_type + "' of domain '" + dom + "' is not supported at opset " +
+                                                   std::to_string(opset));
+  }
+  *kernel = kernels.Find(n.domain, n.op_type);
+  if (!*kernel)
+    return n.Error(StatusCode::kUnimplemented, "provider '" + provider + "' has no kernel for op '" + n.op_type + "' of domain '" + dom + "'");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Executor::~Executor() = default;
+
+Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Model> model, const KernelRegistry* kernels,
+                                                   std::string provider_name) {
+  std::unique_ptr<Executor> ex(new Executor());
+  ex->model_ = std::move(model);
+  ex->kernels_ = kernels;
+  ex->provider_ = std::move(provider_name);
+  KILN_RETURN_IF_ERROR(ex->PlanGraph(ex->model_->graph, {}));
+  KILN_RETURN_IF_ERROR(ex->InferStatic());
+  return ex;
+}
+
+Status Executor::PlanGraph(const ir::Graph& g, const std::vector<std::string>& outer_names) {
+  auto plan = std::make_unique<GraphPlan>();
+  KILN_ASSIGN_OR_RETURN(plan->order, g.TopologicalOrder(outer_names));
+  plan->schemas.resize(g.nodes.size());
+  plan->kernels.resize(g.nodes.size());
+  // Names visible inside this graph's subgraphs.
+  std::vector<std::string> visible = outer_names;
+  for (const auto& v : g.inputs) visible.push_back(v.name);
+  for (const auto& [n, t] : g.initializers) visible.push_back(n);
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs) visible.push_back(o);
+  for (size_t idx : plan->order) {
+    const ir::Node& n = g.nodes[idx];
+    KILN_RETURN_IF_ERROR(LookupOp(&plan->schemas[idx], &plan->kernels[idx], n, model_->OpsetFor(n.domain), *kernels_, provider_));
+    for (const auto& [an, a] : n.attrs) {
+      if (a.g) KILN_RETURN_IF_ERROR(PlanGraph(*a.g, visible));
+      for (const auto& sg : a.graphs) KILN_RETURN_IF_ERROR(PlanGraph(*sg, visible));
+    }
+  }
+  // Last use of each value, so the reference run frees what it no longer needs.
+  std::unordered_set<std::string> keep;
+  for (const auto& v : g.outputs) keep.insert(v.name);
+  std::unordered_map<std::string, size_t> last_use;
+  for (size_t pos = 0; pos < plan->order.size(); ++pos) {
+    const ir::Node& n = g.nodes[plan->order[pos]];
+    for (const auto& in : n.inputs) if (!in.empty()) last_use[in] = pos;
+    for (const auto& in : ir::NodeOuterReferences(n)) last_use[in] = pos;
+    for (const auto& o : n.outputs) if (!o.empty() && !last_use.count(o)) last_use[o] = pos;
+  }
+  plan->release_after.resize(plan->order.size());
+  for (const auto& [name, pos] : last_use)
+    if (!keep.count(name)) plan->release_after[pos].push_back(name);
+  plans_[&g] = std::move(plan);
+  return Status::Ok();
+}
+
+Status Executor::InferStatic() {
+  const ir::Graph& g = model_->graph;
+  std::unordered_map<std::string, const Tensor*> values;
+  for (const auto& [n, t] : g.initializers) {
+    static_types_[n] = ir::TypeInfo::Tensor(t.dtype(), ir::DimsFromShape(t.shape()));
+    values[n] = &t;
+  }
+  for (const auto& v : g.inputs) {
+    if (g.IsInitializer(v.name)) continue;  // a feedable default: its shape may change, keep the declared type
+    static_types_[v.name] = v.type;
+  }
+  for (const auto& [n, v] : g.value_info) static_types_.emplace(n, v.type);  // hints; inference overrides
+  const GraphPlan& plan = *plans_.at(&g);
+  for (size_t idx : plan.order) {
+    const ir::Node& n = g.nodes[idx];
+    std::vector<const ir::TypeInfo*> types;
+    std::vector<const Tensor*> vals;
+    for (const auto& in : n.inputs) {
+      auto it = static_types_.find(in);
+      types.push_back(in.empty() || it == static_types_.end() ? nullptr : &it->second);
+      auto vit = values.find(in);
+      vals.push_back(in.empty() || vit == values.end() ? nullptr : vit->second);
+    }
+    ops::InferContext ctx(n, model_->OpsetFor(n.domain), types, vals);
+    KILN_RETURN_IF_ERROR(ops::InferNode(*plan.schemas[idx], ctx));
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      if (ctx.outputs()[i].kind != ir::TypeInfo::Kind::kUnknown) static_types_[n.outputs[i]] = ctx.outputs()[i];
+    }
+    // Constants are known values for downstream inference (Reshape shapes...).
+    if (n.op_type == "Constant" && n.domain.empty() && !n.outputs.empty()) {
+      const ir::Attribute* a = n.FindAttr("value");
+      if (a && a->type == ir::Attribute::Type::kTensor) values[n.outputs[0]] = &a->t;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Datum>> Executor::Run(const std::map<std::string, Datum>& feeds, const std::vector<std::string>& outputs,
+                                         const RunOptions& options) const {
+  Scope scope(nullptr);
+  const ir::Graph& g = model_->graph;
+  for (const auto& [n, t] : g.initializers) scope.Set(n, Datum(t));
+  for (const auto& [n, d] : feeds) scope.Set(n, d);
+  return RunGraph(g, scope, outputs, options.tap ? &options.tap : nullptr);
+}
+
+Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
+                                              const NodeTap* tap) const {
+  auto pit = plans_.find(&g);
+  if (pit == plans_.end()) return Internal("graph '" + g.name + "' was not planned");
+  const GraphPlan& plan = *pit->second;
+  std::unordered_set<std::string> wanted(outputs.begin(), outputs.end());
+  for (size_t pos = 0; pos < plan.order.size(); ++pos) {
+    const ir::Node& n = g.nodes[plan.order[pos]];
+    std::vector<Datum> inputs(n.inputs.size());
+    std::vector<ir::TypeInfo> in_types(n.inputs.size());
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      const Datum* d = scope.Find(n.inputs[i]);
+      if (!d) return n.Error(StatusCode::kInvalidArgument, "input '" + n.inputs[i] + "' has no value at run time");
+      inputs[i] = *d;
+      // The reference provider's kernels read dense row-major data.
+      if (inputs[i].is_tensor() && !inputs[i].tensor().is_contiguous()) inputs[i] = Datum(inputs[i].tensor().Contiguous());
+      in_types[i] = TypeOfDatum(inputs[i]);
+    }
+    std::vector<const ir::TypeInfo*> tptr;
+    std::vector<const Tensor*> vptr;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      tptr.push_back(n.inputs[i].empty() ? nullptr : &in_types[i]);
+      vptr.push_back(inputs[i].is_tensor() ? &inputs[i].tensor() : nullptr);
+    }
+    const int64_t opset = model_->OpsetFor(n.domain);
+    ops::InferContext ictx(n, opset, tptr, vptr);
+    KILN_RETURN_IF_ERROR(ops::InferNode(*plan.schemas[plan.order[pos]], ictx));
+    NodeContext ctx(n, opset, std::move(inputs), std::move(ictx.outputs()),
+                    [&](const ir::Graph& sub, const std::vector<Datum>& sub_inputs) -> Result<std::vector<Datum>> {
+                      Scope inner(&scope);
+                      for (const auto& [in, t] : sub.initializers) inner.Set(in, Datum(t));
+                      if (sub_inputs.size() > sub.inputs.size())
+                        return n.Invalid("subgraph '" + sub.name + "' takes " + std::to_string(sub.inputs.size()) +
+                                         " inputs, got " + std::to_string(sub_inputs.size()));
+                      for (size_t i = 0; i < sub_inputs.size(); ++i) inner.Set(sub.inputs[i].name, sub_inputs[i]);
+                      std::vector<std::string> outs;
+                      for (const auto& v : sub.outputs) outs.push_back(v.name);
+                      return RunGraph(sub, inner, outs, nullptr);
+                    });
+    Status s = (*plan.kernels[plan.order[pos]])(ctx);
+    if (!s.ok()) {
+      if (s.message().find(n.Describe()) == std::string::npos) s = s.WithContext(n.Describe());
+      return s;
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      Datum& d = ctx.outputs()[i];
+      if (d.empty()) return n.Error(StatusCode::kInternal, "kernel produced no value for output '" + n.outputs[i] + "'");
+      KILN_RETURN_IF_ERROR(CheckAgainstInferred(n, i, d, ctx.inferred_output(i)));
+    }
+    if (tap) (*tap)(n, ctx.outputs());
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (!n.outputs[i].empty()) scope.Set(n.outputs[i], std::move(ctx.outputs()[i]));
+    for (const auto& name : plan.release_after[pos])
+      if (!wanted.count(name)) scope.Erase(name);
+  }
+  std::vector<Datum> result;
+  for (const auto& name : outputs) {
+    const Datum* d = scope.Find(name);
+    if (!d) return InvalidArgument("graph '" + g.name + "' has no value named '" + name + "'");
+    result.push_back(*d);
+  }
+  return result;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,65 @@
+// Runs an ir::Model node by node with one provider's kernels. Stateless
+// during Run (all values live in a per-call scope), so concurrent Run calls
+// on one Executor are safe.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kiln/datum.h"
+#include "ops/op_registry.h"
+#include "runtime/kernel.h"
+
+namespace kiln::runtime {
+
+// Called after each node with its output values (verify taps the plan here).
+using NodeTap = std::function<void(const ir::Node& node, const std::vector<Datum>& outputs)>;
+
+struct RunOptions {
+  NodeTap tap;  // main graph only
+};
+
+class Executor {
+ public:
+  // Validates the model against the op registry and kernels: every node has a
+  // schema at the model's opset and a kernel, the graph is acyclic with no
+  // dangling inputs, and load-time shape inference passes.
+  static Result<std::unique_ptr<Executor>> Create(std::shared_ptr<const ir::Model> model, const KernelRegistry* kernels,
+                                                  std::string provider_name);
+
+  // Runs the main graph on `feeds` (validated by the caller) and returns the
+  // values of `outputs`, in that order.
+  Result<std::vector<Datum>> Run(const std::map<std::string, Datum>& feeds, const std::vector<std::string>& outputs,
+                                 const RunOptions& options = {}) const;
+
+  ~Executor();
+  const ir::Model& model() const { return *model_; }
+  // Types known after load-time inference (main graph values).
+  const std::unordered_map<std::string, ir::TypeInfo>& static_types() const { return static_types_; }
+
+  struct GraphPlan;
+  class Scope;
+
+ private:
+  Executor() = default;
+  Status PlanGraph(const ir::Graph& g, const std::vector<std::string>& outer_names);
+  Status InferStatic();
+  Result<std::vector<Datum>> RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
+                                      const NodeTap* tap) const;
+
+  std::shared_ptr<const ir::Model> model_;
+  const KernelRegistry* kernels_ = nullptr;
+  std::string provider_;
+  std::unordered_map<const ir::Graph*, std::unique_ptr<GraphPlan>> plans_;
+  std::unordered_map<std::string, ir::TypeInfo> static_types_;
+};
+
+// TypeInfo describing a concrete runtime value.
+ir::TypeInfo TypeOfDatum(const Datum& d);
+
+}  // namespace kiln::runtime

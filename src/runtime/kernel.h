@@ -1,0 +1,64 @@
+// The interface between the executor and one provider's kernels.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kiln/datum.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln::runtime {
+
+// What a kernel sees of one node's execution. Inputs of the reference
+// provider are always contiguous tensors (views are materialized first).
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+  virtual const ir::Node& node() const = 0;
+  virtual int64_t opset() const = 0;
+  size_t num_inputs() const { return node().inputs.size(); }
+  size_t num_outputs() const { return node().outputs.size(); }
+  bool has_input(size_t i) const { return node().HasInput(i); }
+  bool has_output(size_t i) const { return node().HasOutput(i); }
+
+  // Input i as a datum (empty Datum when absent).
+  virtual const Datum& input_datum(size_t i) const = 0;
+  // Input i as a contiguous tensor; an undefined Tensor when absent or not a tensor.
+  virtual const Tensor& input(size_t i) const = 0;
+
+  // Output type inferred for this run (concrete inputs), kUnknown if none.
+  virtual const ir::TypeInfo& inferred_output(size_t i) const = 0;
+  // Allocates output i with the inferred dtype and shape; fails when
+  // inference could not determine them (then use the explicit form).
+  virtual Result<Tensor> AllocOutput(size_t i) = 0;
+  virtual Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) = 0;
+  // Sets output i to an existing value (a view, a sequence, a none).
+  virtual Status SetOutput(size_t i, Datum value) = 0;
+
+  // Runs a subgraph (If/Loop/Scan body) with the given inputs; names of
+  // enclosing scopes resolve to their current values.
+  virtual Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) = 0;
+
+  // "node 'x' (Op): msg" errors.
+  Status Error(const std::string& msg) const { return node().Error(StatusCode::kInvalidArgument, msg); }
+  Status Unsupported(const std::string& msg) const { return node().Error(StatusCode::kUnimplemented, msg); }
+};
+
+using KernelFn = std::function<Status(KernelContext&)>;
+
+class KernelRegistry {
+ public:
+  // Registers a kernel for op_type in domain ("" = ai.onnx), all opsets of its schema.
+  void Register(const std::string& domain, const std::string& op_type, KernelFn fn);
+  const KernelFn* Find(const std::string& domain, const std::string& op_type) const;
+  size_t size() const { return kernels_.size(); }
+
+ private:
+  std::map<std::pair<std::string, std::string>, KernelFn> kernels_;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,16 @@
+#include "runtime/provider.h"
+
+#include "providers/reference/register.h"
+
+namespace kiln::runtime {
+
+Result<Provider> FindProvider(const std::string& name) {
+  if (name == "reference") return Provider{name, &reference::Kernels()};
+  std::string known;
+  for (const auto& n : ProviderNames()) known += (known.empty() ? "" : ", ") + n;
+  return InvalidArgument("unknown provider '" + name + "' (available: " + known + ")");
+}
+
+std::vector<std::string> ProviderNames() { return {"reference"}; }
+
+}  // namespace kiln::runtime

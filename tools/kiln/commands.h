@@ -1,0 +1,28 @@
+// Subcommands of the kiln CLI. Each Add* registers a subcommand on the app and
+// stores its action; Dispatch runs the one the user chose.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <vector>
+
+namespace kiln::cli {
+
+struct Commands {
+  std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
+  void Add(CLI::App* sub, std::function<int()> action) { actions.emplace_back(sub, std::move(action)); }
+  int Dispatch() const {
+    for (const auto& [sub, act] : actions)
+      if (sub->parsed()) return act();
+    return 2;
+  }
+};
+
+void RegisterCommands(CLI::App& app, Commands& cmds);  // commands.cc
+
+void AddRunCommand(CLI::App& app, Commands& cmds);      // run.cc
+void AddInspectCommand(CLI::App& app, Commands& cmds);  // inspect.cc
+void AddExampleCommand(CLI::App& app, Commands& cmds);  // example.cc
+void AddDemoCommand(CLI::App& app, Commands& cmds);     // demo.cc
+
+}  // namespace kiln::cli

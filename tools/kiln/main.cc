@@ -1,0 +1,18 @@
+// kiln command-line tool: one file per subcommand, registered here.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: run, inspect and verify ONNX models"};
+  app.require_subcommand(1);
+  kiln::cli::Commands cmds;
+  kiln::cli::RegisterCommands(app, cmds);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return cmds.Dispatch();
+}
