@@ -60,6 +60,15 @@ const char* AttributeTypeName(Attribute::Type t) {
   }
 }
 
+Attribute Attribute::Int(std::string n, int64_t v) { Attribute a; a.name = std::move(n); a.type = Type::kInt; a.i = v; return a; }
+Attribute Attribute::Float(std::string n, float v) { Attribute a; a.name = std::move(n); a.type = Type::kFloat; a.f = v; return a; }
+Attribute Attribute::String(std::string n, std::string v) { Attribute a; a.name = std::move(n); a.type = Type::kString; a.s = std::move(v); return a; }
+Attribute Attribute::Ints(std::string n, std::vector<int64_t> v) { Attribute a; a.name = std::move(n); a.type = Type::kInts; a.ints = std::move(v); return a; }
+Attribute Attribute::Floats(std::string n, std::vector<float> v) { Attribute a; a.name = std::move(n); a.type = Type::kFloats; a.floats = std::move(v); return a; }
+Attribute Attribute::Strings(std::string n, std::vector<std::string> v) { Attribute a; a.name = std::move(n); a.type = Type::kStrings; a.strings = std::move(v); return a; }
+Attribute Attribute::TensorValue(std::string n, kiln::Tensor v) { Attribute a; a.name = std::move(n); a.type = Type::kTensor; a.t = std::move(v); return a; }
+Attribute Attribute::GraphValue(std::string n, std::shared_ptr<Graph> g) { Attribute a; a.name = std::move(n); a.type = Type::kGraph; a.g = std::move(g); return a; }
+
 std::string Node::Describe() const {
   std::string op = domain.empty() || domain == "ai.onnx" ? op_type : domain + "." + op_type;
   return "node '" + name + "' (" + op + ")";

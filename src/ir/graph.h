@@ -69,6 +69,16 @@ struct Attribute {
   TypeInfo tp;                            // kTypeProto
   std::vector<TypeInfo> tps;              // kTypeProtos
   std::string ref_attr_name;              // inside functions: refers to a caller attribute
+
+  // Builders (tests, the seed model builder, passes).
+  static Attribute Int(std::string n, int64_t v);
+  static Attribute Float(std::string n, float v);
+  static Attribute String(std::string n, std::string v);
+  static Attribute Ints(std::string n, std::vector<int64_t> v);
+  static Attribute Floats(std::string n, std::vector<float> v);
+  static Attribute Strings(std::string n, std::vector<std::string> v);
+  static Attribute TensorValue(std::string n, kiln::Tensor v);
+  static Attribute GraphValue(std::string n, std::shared_ptr<Graph> g);
 };
 const char* AttributeTypeName(Attribute::Type t);
 

@@ -16,5 +16,17 @@ void RegisterShapeOps(OpRegistry& r);         // shape_ops.cc
 void RegisterDataMovementOps(OpRegistry& r);  // data_movement.cc
 void RegisterGeneratorOps(OpRegistry& r);     // generator.cc
 void RegisterReductionOps(OpRegistry& r);     // reduction.cc
+void RegisterSamplingOps(OpRegistry& r);             // sampling.cc
+void RegisterQuantizationOps(OpRegistry& r);         // quantization.cc
+void RegisterIndexingOps(OpRegistry& r);             // indexing.cc
+void RegisterControlFlowOps(OpRegistry& r);          // control_flow.cc
+void RegisterSequenceOps(OpRegistry& r);             // sequence.cc
+void RegisterRnnOps(OpRegistry& r);                  // rnn.cc
+void RegisterSignalOps(OpRegistry& r);               // signal.cc
+void RegisterStringOps(OpRegistry& r);               // string_ops.cc
+void RegisterLossOps(OpRegistry& r);                 // loss.cc
+void RegisterTrainingOps(OpRegistry& r);             // training.cc
+void RegisterRandomOps(OpRegistry& r);               // random.cc
+void RegisterDetectionOps(OpRegistry& r);            // detection.cc
 
 }  // namespace kiln::ops

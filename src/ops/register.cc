@@ -13,6 +13,18 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterDataMovementOps(r);
   RegisterGeneratorOps(r);
   RegisterReductionOps(r);
+  RegisterSamplingOps(r);
+  RegisterQuantizationOps(r);
+  RegisterIndexingOps(r);
+  RegisterControlFlowOps(r);
+  RegisterSequenceOps(r);
+  RegisterRnnOps(r);
+  RegisterSignalOps(r);
+  RegisterStringOps(r);
+  RegisterLossOps(r);
+  RegisterTrainingOps(r);
+  RegisterRandomOps(r);
+  RegisterDetectionOps(r);
 }
 
 }  // namespace kiln::ops

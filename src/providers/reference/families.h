@@ -15,5 +15,17 @@ void RegisterShapeKernels(runtime::KernelRegistry& r);         // shape_ops.cc
 void RegisterDataMovementKernels(runtime::KernelRegistry& r);  // data_movement.cc
 void RegisterGeneratorKernels(runtime::KernelRegistry& r);     // generator.cc
 void RegisterReductionKernels(runtime::KernelRegistry& r);     // reduction.cc
+void RegisterSamplingKernels(runtime::KernelRegistry& r);         // sampling.cc
+void RegisterQuantizationKernels(runtime::KernelRegistry& r);     // quantization.cc
+void RegisterIndexingKernels(runtime::KernelRegistry& r);         // indexing.cc
+void RegisterControlFlowKernels(runtime::KernelRegistry& r);      // control_flow.cc
+void RegisterSequenceKernels(runtime::KernelRegistry& r);         // sequence.cc
+void RegisterRnnKernels(runtime::KernelRegistry& r);              // rnn.cc
+void RegisterSignalKernels(runtime::KernelRegistry& r);           // signal.cc
+void RegisterStringKernels(runtime::KernelRegistry& r);           // string_ops.cc
+void RegisterLossKernels(runtime::KernelRegistry& r);             // loss.cc
+void RegisterTrainingKernels(runtime::KernelRegistry& r);         // training.cc
+void RegisterRandomKernels(runtime::KernelRegistry& r);           // random.cc
+void RegisterDetectionKernels(runtime::KernelRegistry& r);        // detection.cc
 
 }  // namespace kiln::reference

@@ -17,6 +17,18 @@ const runtime::KernelRegistry& Kernels() {
     RegisterDataMovementKernels(*r);
     RegisterGeneratorKernels(*r);
     RegisterReductionKernels(*r);
+    RegisterSamplingKernels(*r);
+    RegisterQuantizationKernels(*r);
+    RegisterIndexingKernels(*r);
+    RegisterControlFlowKernels(*r);
+    RegisterSequenceKernels(*r);
+    RegisterRnnKernels(*r);
+    RegisterSignalKernels(*r);
+    RegisterStringKernels(*r);
+    RegisterLossKernels(*r);
+    RegisterTrainingKernels(*r);
+    RegisterRandomKernels(*r);
+    RegisterDetectionKernels(*r);
     return r;
   }();
   return *registry;
