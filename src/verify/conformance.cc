@@ -1,0 +1,305 @@
+#include "verify/conformance.h"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <set>
+#include <cstring>
+#include <sstream>
+
+#include "kiln/session.h"
+#include "onnx/onnx_io.h"
+#include "runtime/session_internal.h"
+
+namespace kiln::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSuiteRoot = "/usr/share/libonnx-testdata/data";
+
+// Ops whose outputs are drawn at random: their expected values cannot be
+// matched, so a mismatch there is judged by properties instead.
+bool IsRandomOp(const std::string& op) {
+  static const std::set<std::string> kOps = {"Bernoulli", "RandomUniform", "RandomNormal", "RandomUniformLike",
+                                             "RandomNormalLike", "Multinomial"};
+  return kOps.count(op) != 0;
+}
+
+bool UsesRandomness(const ir::Graph& g) {
+  for (const ir::Node& n : g.nodes) {
+    if (IsRandomOp(n.op_type)) return true;
+    // Dropout draws its mask only in training mode (opset 12+: input 2).
+    if (n.op_type == "Dropout" && n.HasInput(2)) return true;
+    for (const auto& [an, a] : n.attrs) {
+      if (a.g && UsesRandomness(*a.g)) return true;
+      for (const auto& sg : a.graphs)
+        if (UsesRandomness(*sg)) return true;
+    }
+  }
+  return false;
+}
+
+std::string FormatValue(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+// Compares one tensor with the backend rule. Returns "" when equal.
+std::string CompareTensor(const Tensor& expected, const Tensor& actual, double rtol, double atol) {
+  if (expected.dtype() != actual.dtype())
+    return std::string("dtype ") + DTypeName(actual.dtype()) + ", expected " + DTypeName(expected.dtype());
+  if (expected.shape() != actual.shape())
+    return "shape " + ShapeToString(actual.shape()) + ", expected " + ShapeToString(expected.shape());
+  const int64_t n = expected.numel();
+  if (expected.dtype() == DType::kString) {
+    Tensor e = expected.Contiguous(), a = actual.Contiguous();
+    for (int64_t i = 0; i < n; ++i)
+      if (e.data<std::string>()[i] != a.data<std::string>()[i])
+        return "index " + std::to_string(i) + ": \"" + a.data<std::string>()[i] + "\", expected \"" + e.data<std::string>()[i] + "\"";
+    return "";
+  }
+  const bool is_float = DTypeIsFloat(expected.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    double e = expected.GetAsDouble(i), a = actual.GetAsDouble(i);
+    bool ok;
+    if (!is_float) ok = e == a;
+    else if (std::isnan(e) || std::isnan(a)) ok = std::isnan(e) && std::isnan(a);
+    else if (std::isinf(e) || std::isinf(a)) ok = e == a;
+    else ok = std::fabs(a - e) <= atol + rtol * std::fabs(e);
+    if (!ok) return "index " + std::to_string(i) + ": " + FormatValue(a) + ", expected " + FormatValue(e);
+  }
+  return "";
+}
+
+std::string CompareDatum(const Datum& expected, const Datum& actual, double rtol, double atol) {
+  if (expected.kind() != actual.kind()) return "got " + actual.Describe() + ", expected " + expected.Describe();
+  if (expected.is_tensor()) return CompareTensor(expected.tensor(), actual.tensor(), rtol, atol);
+  if (expected.is_sequence()) {
+    if (expected.sequence().size() != actual.sequence().size())
+      return "sequence of " + std::to_string(actual.sequence().size()) + " items, expected " + std::to_string(expected.sequence().size());
+    for (size_t k = 0; k < expected.sequence().size(); ++k) {
+      std::string r = CompareTensor(expected.sequence()[k], actual.sequence()[k], rtol, atol);
+      if (!r.empty()) return "item " + std::to_string(k) + ": " + r;
+    }
+  }
+  return "";
+}
+
+// Properties a random op's output must still have: same dtype and shape,
+// values within the expected range, and agreement wherever both sides chose
+// to keep a value (a Dropout survivor is x/(1-ratio) on either side).
+std::string CheckRandomProperties(const Datum& expected, const Datum& actual, double rtol, double atol) {
+  if (!expected.is_tensor() || !actual.is_tensor()) return CompareDatum(expected, actual, rtol, atol);
+  const Tensor& e = expected.tensor();
+  const Tensor& a = actual.tensor();
+  if (e.dtype() != a.dtype()) return std::string("dtype ") + DTypeName(a.dtype()) + ", expected " + DTypeName(e.dtype());
+  if (e.shape() != a.shape()) return "shape " + ShapeToString(a.shape()) + ", expected " + ShapeToString(e.shape());
+  double lo = INFINITY, hi = -INFINITY;
+  for (int64_t i = 0; i < e.numel(); ++i) {
+    lo = std::min(lo, e.GetAsDouble(i));
+    hi = std::max(hi, e.GetAsDouble(i));
+  }
+  const double slack = atol + rtol * std::max(std::fabs(lo), std::fabs(hi));
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
+    if (std::isnan(x) || x < lo - slack || x > hi + slack)
+      return "index " + std::to_string(i) + ": " + FormatValue(x) + " outside the expected range [" + FormatValue(lo) + ", " + FormatValue(hi) + "]";
+    if (x != 0 && y != 0 && std::fabs(x - y) > atol + rtol * std::fabs(y))
+      return "index " + std::to_string(i) + ": kept value " + FormatValue(x) + " differs from " + FormatValue(y);
+  }
+  return "";
+}
+
+ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOptions& options) {
+  ConformanceResult r;
+  r.test = c;
+  SessionOptions so;
+  so.provider = options.provider;
+  auto model = onnx_io::LoadModelFile((fs::path(c.dir) / "model.onnx").string());
+  if (!model.ok()) {
+    r.reason = "load: " + model.status().ToString();
+    return r;
+  }
+  const bool random = UsesRandomness(model->graph);
+  std::vector<ir::Value> real_inputs;
+  for (const ir::Value* v : model->graph.RealInputs()) real_inputs.push_back(*v);
+  std::vector<ir::Value> outputs = model->graph.outputs;
+  auto session = CreateSessionFromModel(std::move(model).value(), so);
+  if (!session.ok()) {
+    r.reason = "create: " + session.status().ToString();
+    return r;
+  }
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(c.dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) {
+    r.outcome = Outcome::kSkipped;
+    r.reason = "no test_data_set_* folder";
+    return r;
+  }
+  bool by_property = false;
+  for (const fs::path& set : sets) {
+    std::map<std::string, Datum> feeds;
+    // input_<i>.pb feeds the i-th graph input (initializer defaults excluded,
+    // unless the set has a file for them too).
+    for (size_t i = 0;; ++i) {
+      fs::path p = set / ("input_" + std::to_string(i) + ".pb");
+      if (!fs::exists(p)) break;
+      if (i >= real_inputs.size()) {
+        r.reason = set.filename().string() + ": more input files than graph inputs";
+        return r;
+      }
+      auto d = onnx_io::ReadDatumFile(p.string(), real_inputs[i].type.kind);
+      if (!d.ok()) {
+        r.reason = "read " + p.filename().string() + ": " + d.status().ToString();
+        return r;
+      }
+      feeds[real_inputs[i].name] = std::move(d).value();
+    }
+    auto out = (*session)->RunDatums(feeds);
+    if (!out.ok()) {
+      r.reason = "run: " + out.status().ToString();
+      return r;
+    }
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      fs::path p = set / ("output_" + std::to_string(j) + ".pb");
+      if (!fs::exists(p)) continue;
+      auto e = onnx_io::ReadDatumFile(p.string(), outputs[j].type.kind);
+      if (!e.ok()) {
+        r.reason = "read " + p.filename().string() + ": " + e.status().ToString();
+        return r;
+      }
+      std::string diff = CompareDatum(*e, (*out)[j], options.rtol, options.atol);
+      if (!diff.empty() && random) {
+        std::string prop = CheckRandomProperties(*e, (*out)[j], options.rtol, options.atol);
+        if (prop.empty()) {
+          // Same seed, same values: determinism is the other property.
+          auto again = (*session)->RunDatums(feeds);
+          if (!again.ok() || !CompareDatum((*out)[j], (*again)[j], 0, 0).empty()) prop = "not deterministic across runs";
+        }
+        if (prop.empty()) {
+          by_property = true;
+          continue;
+        }
+        diff = prop;
+      }
+      if (!diff.empty()) {
+        r.reason = "output '" + outputs[j].name + "' " + diff;
+        return r;
+      }
+    }
+  }
+  r.outcome = by_property ? Outcome::kPassedByProperty : Outcome::kPassed;
+  if (by_property) r.reason = "random op: shape, dtype, range, kept values and determinism checked";
+  return r;
+}
+
+// Forks, runs the case in the child and sends back "<outcome>\n<reason>".
+ConformanceResult RunIsolated(const ConformanceCase& c, const ConformanceOptions& options) {
+  int fds[2];
+  if (pipe(fds) != 0) return RunInProcess(c, options);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return RunInProcess(c, options);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(static_cast<unsigned>(options.timeout_s));
+    ConformanceResult r = RunInProcess(c, options);
+    std::string msg = std::to_string(static_cast<int>(r.outcome)) + "\n" + r.reason;
+    size_t off = 0;
+    while (off < msg.size()) {
+      ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ConformanceResult r;
+  r.test = c;
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    r.reason = sig == SIGALRM ? "timed out after " + std::to_string(options.timeout_s) + " s"
+                              : "crashed with signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    return r;
+  }
+  size_t nl = msg.find('\n');
+  if (nl == std::string::npos) {
+    r.reason = "child exited without a result (status " + std::to_string(WEXITSTATUS(status)) + ")";
+    return r;
+  }
+  r.outcome = static_cast<Outcome>(std::stoi(msg.substr(0, nl)));
+  r.reason = msg.substr(nl + 1);
+  return r;
+}
+
+}  // namespace
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kPassed: return "passed";
+    case Outcome::kPassedByProperty: return "passed-by-property";
+    case Outcome::kFailed: return "failed";
+    case Outcome::kSkipped: return "skipped";
+  }
+  return "?";
+}
+
+std::vector<std::string> DefaultSuiteDirs() {
+  std::vector<std::string> out;
+  for (const char* s : {"node", "pytorch-converted", "pytorch-operator", "simple"})
+    out.push_back((fs::path(kSuiteRoot) / s).string());
+  return out;
+}
+
+Result<std::vector<ConformanceCase>> DiscoverCases(const std::vector<std::string>& dirs) {
+  std::vector<ConformanceCase> out;
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    fs::path dir(d);
+    if (!fs::is_directory(dir, ec)) return NotFound("conformance folder '" + d + "' does not exist");
+    if (fs::exists(dir / "model.onnx")) {
+      fs::path abs = fs::absolute(dir);
+      out.push_back({abs.filename().string(), abs.parent_path().filename().string(), abs.string()});
+      continue;
+    }
+    std::vector<ConformanceCase> here;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.is_directory() && fs::exists(e.path() / "model.onnx"))
+        here.push_back({e.path().filename().string(), dir.filename().string(), e.path().string()});
+    std::sort(here.begin(), here.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    out.insert(out.end(), here.begin(), here.end());
+  }
+  return out;
+}
+
+ConformanceResult RunCase(const ConformanceCase& c, const ConformanceOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  ConformanceResult r = options.isolate ? RunIsolated(c, options) : RunInProcess(c, options);
+  r.test = c;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace kiln::verify
