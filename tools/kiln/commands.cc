@@ -7,6 +7,7 @@ void RegisterCommands(CLI::App& app, Commands& cmds) {
   AddInspectCommand(app, cmds);
   AddExampleCommand(app, cmds);
   AddDemoCommand(app, cmds);
+  AddGenInputsCommand(app, cmds);
   AddConformanceCommand(app, cmds);
 }
 

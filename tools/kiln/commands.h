@@ -24,6 +24,7 @@ void AddRunCommand(CLI::App& app, Commands& cmds);      // run.cc
 void AddInspectCommand(CLI::App& app, Commands& cmds);  // inspect.cc
 void AddExampleCommand(CLI::App& app, Commands& cmds);  // example.cc
 void AddDemoCommand(CLI::App& app, Commands& cmds);     // demo.cc
+void AddGenInputsCommand(CLI::App& app, Commands& cmds);  // run.cc
 void AddConformanceCommand(CLI::App& app, Commands& cmds);  // conformance.cc
 
 }  // namespace kiln::cli
