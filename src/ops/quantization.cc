@@ -1,8 +1,99 @@
-// TODO(owner): Quantization ops: attributes and shape inference.
+// Quantization ops: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear.
+#include "ops/quantization.h"
+
+#include "ops/elementwise.h"
 #include "ops/families.h"
+#include "ops/infer_util.h"
 
 namespace kiln::ops {
 
-void RegisterQuantizationOps(OpRegistry& r) {}
+Result<QuantAttrs> ParseQuant(const ir::Node& node, int64_t opset) {
+  QuantAttrs a;
+  if (opset >= 13) {
+    KILN_ASSIGN_OR_RETURN(a.axis, node.GetInt("axis", 1));
+  }
+  return a;
+}
+
+Result<int64_t> QuantAxis(const ir::Node& node, const QuantAttrs& a, const Shape& x, const Shape& scale) {
+  int64_t n = 1;
+  for (int64_t d : scale) n *= d;
+  if (scale.size() <= 1 && n == 1) return -1;  // per tensor
+  if (scale.size() != 1)
+    return node.Invalid("scale must be a scalar or a 1-D tensor, got shape " + ShapeToString(scale));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, a.axis, static_cast<int64_t>(x.size())));
+  if (x[static_cast<size_t>(axis)] != scale[0])
+    return node.Invalid("scale has " + std::to_string(scale[0]) + " elements, axis " + std::to_string(axis) +
+                        " of the input has " + std::to_string(x[static_cast<size_t>(axis)]));
+  return axis;
+}
+
+namespace {
+
+// Checks scale and zero point shapes against x when all are known.
+Status CheckQuantParams(InferContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(QuantAttrs a, ParseQuant(ctx.node(), ctx.opset()));
+  auto x = KnownShape(ctx, 0);
+  auto s = KnownShape(ctx, 1);
+  if (x && s) {
+    if (ctx.opset() < 13 && !s->empty() && !(s->size() == 1 && (*s)[0] == 1))
+      return ctx.Error("scale must be a scalar before opset 13, got shape " + ShapeToString(*s));
+    KILN_RETURN_IF_ERROR(QuantAxis(ctx.node(), a, *x, *s).status());
+  }
+  if (ctx.has_input(2)) {
+    auto z = KnownShape(ctx, 2);
+    if (s && z && *s != *z)
+      return ctx.Error("zero point shape " + ShapeToString(*z) + " differs from scale shape " + ShapeToString(*s));
+  }
+  return Status::Ok();
+}
+
+Status InferQuantize(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.CheckInputCount(2, 3));
+  if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("expects inputs x and y_scale");
+  KILN_RETURN_IF_ERROR(CheckDType(ctx, 0, {DType::kFloat32, DType::kInt32, DType::kFloat16, DType::kBFloat16,
+                                           DType::kFloat64}));
+  KILN_RETURN_IF_ERROR(CheckInputClass(ctx, 1, DTypeClass::kFloat));
+  KILN_RETURN_IF_ERROR(CheckDType(ctx, 2, {DType::kUint8, DType::kInt8}));
+  KILN_RETURN_IF_ERROR(CheckQuantParams(ctx));
+  // The output has the zero point's type, uint8 when it is omitted.
+  DType out = ctx.has_input(2) ? ctx.input_dtype(2) : DType::kUint8;
+  const ir::Dims* d = ctx.input_dims(0);
+  SetOutputDims(ctx, 0, out, d ? std::optional<ir::Dims>(*d) : std::nullopt);
+  return Status::Ok();
+}
+
+Status InferDequantize(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.CheckInputCount(2, 3));
+  if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("expects inputs x and x_scale");
+  KILN_RETURN_IF_ERROR(CheckDType(ctx, 0, {DType::kUint8, DType::kInt8, DType::kInt32}));
+  KILN_RETURN_IF_ERROR(CheckInputClass(ctx, 1, DTypeClass::kFloat));
+  KILN_RETURN_IF_ERROR(CheckSameDType(ctx, 0, 2));
+  KILN_RETURN_IF_ERROR(CheckQuantParams(ctx));
+  // y has the scale's type (float32 until opset 19 added float16/bfloat16).
+  DType out = ctx.input_dtype(1) == DType::kUndefined ? DType::kFloat32 : ctx.input_dtype(1);
+  const ir::Dims* d = ctx.input_dims(0);
+  SetOutputDims(ctx, 0, out, d ? std::optional<ir::Dims>(*d) : std::nullopt);
+  return Status::Ok();
+}
+
+Status InferDynamicQuantize(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.CheckInputCount(1, 1));
+  if (!ctx.has_input(0)) return ctx.Error("expects input x");
+  KILN_RETURN_IF_ERROR(CheckDType(ctx, 0, {DType::kFloat32}));
+  const ir::Dims* d = ctx.input_dims(0);
+  SetOutputDims(ctx, 0, DType::kUint8, d ? std::optional<ir::Dims>(*d) : std::nullopt);
+  SetOutputDims(ctx, 1, DType::kFloat32, ir::Dims{});
+  SetOutputDims(ctx, 2, DType::kUint8, ir::Dims{});
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterQuantizationOps(OpRegistry& r) {
+  r.Register({"", "QuantizeLinear", 10, 1000, InferQuantize});
+  r.Register({"", "DequantizeLinear", 10, 1000, InferDequantize});
+  r.Register({"", "DynamicQuantizeLinear", 11, 1000, InferDynamicQuantize});
+}
 
 }  // namespace kiln::ops
