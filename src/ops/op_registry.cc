@@ -19,7 +19,10 @@ std::optional<std::vector<int64_t>> InferContext::input_ints(size_t i) const {
   if (!t || !t->defined()) return std::nullopt;
   if (!DTypeIsSignedInt(t->dtype()) && !DTypeIsUnsignedInt(t->dtype())) return std::nullopt;
   std::vector<int64_t> out(static_cast<size_t>(t->numel()));
-  for (int64_t k = 0; k < t->numel(); ++k) out[static_cast<size_t>(k)] = static_cast<int64_t>(t->GetAsDouble(k));
+  // int64 is read directly: INT64_MAX (Slice ends) does not survive a trip through double.
+  const bool direct = t->dtype() == DType::kInt64 && t->is_contiguous();
+  for (int64_t k = 0; k < t->numel(); ++k)
+    out[static_cast<size_t>(k)] = direct ? t->data<int64_t>()[k] : static_cast<int64_t>(t->GetAsDouble(k));
   return out;
 }
 
