@@ -92,8 +92,11 @@ class NodeContext final : public KernelContext {
     return run_sub_(g, inputs);
   }
   std::vector<Datum>& outputs() { return outputs_; }
+  const ir::Graph* graph() const override { return graph_; }
+  void set_graph(const ir::Graph* g) { graph_ = g; }
 
  private:
+  const ir::Graph* graph_ = nullptr;
   const ir::Node& node_;
   int64_t opset_;
   std::vector<Datum> inputs_;
@@ -278,6 +281,7 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
                       for (const auto& v : sub.outputs) outs.push_back(v.name);
                       return RunGraph(sub, inner, outs, nullptr);
                     });
+    ctx.set_graph(&g);
     Status s = (*plan.kernels[plan.order[pos]])(ctx);
     if (!s.ok()) {
       if (s.message().find(n.Describe()) == std::string::npos) s = s.WithContext(n.Describe());

@@ -42,6 +42,9 @@ class KernelContext {
   // Runs a subgraph (If/Loop/Scan body) with the given inputs; names of
   // enclosing scopes resolve to their current values.
   virtual Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) = 0;
+  // The graph that holds this node (Gradient differentiates through it);
+  // nullptr when the executor does not provide it.
+  virtual const ir::Graph* graph() const { return nullptr; }
 
   // "node 'x' (Op): msg" errors.
   Status Error(const std::string& msg) const { return node().Error(StatusCode::kInvalidArgument, msg); }
