@@ -92,5 +92,6 @@ class [[nodiscard]] Result {
   if (!tmp.ok()) return tmp.status();               \
   lhs = std::move(tmp).value()
 
+// Expands to several statements: inside if/for/else always use braces.
 #define KILN_ASSIGN_OR_RETURN(lhs, expr) \
   KILN_ASSIGN_OR_RETURN_IMPL_(KILN_CONCAT_(kiln_result_, __LINE__), lhs, expr)
