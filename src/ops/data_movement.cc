@@ -155,6 +155,7 @@ Status InferSplit(InferContext& ctx) {
   if (ctx.has_input(1)) {
     KILN_ASSIGN_OR_RETURN(split, KnownInputInts(ctx, 1, "input 'split'"));
     split_unknown = !split;
+    if (split && split->empty()) split = a.split;  // an empty split input means none
   }
   const ir::Dims* in = ctx.input_dims(0);
   if (!in) {

@@ -59,7 +59,7 @@ Status Split(runtime::KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t axis, ops::NormalizeAxis(n, a.axis, x.rank()));
   std::optional<std::vector<int64_t>> split = a.split;
   KILN_ASSIGN_OR_RETURN(auto split_in, OptionalInts(ctx, 1, "input 'split'"));
-  if (split_in) split = split_in;
+  if (split_in && !split_in->empty()) split = split_in;  // an empty split input means none (as exporters emit it)
   const size_t ax = static_cast<size_t>(axis);
   KILN_ASSIGN_OR_RETURN(auto sizes, ops::SplitSizes(n, a, split, x.shape()[ax], ctx.num_outputs()));
   const int64_t outer = DimProduct(x.shape(), 0, ax), inner = DimProduct(x.shape(), ax + 1, x.shape().size());

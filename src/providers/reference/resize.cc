@@ -6,11 +6,11 @@
 // row-major input buffer the kernel receives, never of a view.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include "ops/resize.h"
 #include "providers/reference/families.h"
+#include "providers/reference/resize_common.h"
 #include "providers/reference/util.h"
 #include "support/dtype_dispatch.h"
 
@@ -30,14 +30,6 @@ struct AxisPoint {
   bool outside = false;
   std::vector<Tap> taps;
 };
-
-// The cubic convolution kernel of the spec (Keys), coefficient A.
-double CubicKernel(double x, double a) {
-  x = std::fabs(x);
-  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-  return 0.0;
-}
 
 int64_t NearestIndex(ResizeAttrs::Nearest mode, int64_t base, double ratio) {
   if (ratio == 1) return base + 1;  // the coordinate is an integer
@@ -119,22 +111,6 @@ AxisPoint ComputeAxisPoint(const ResizeAttrs& attrs, const ops::ResizeAxis& ax, 
   return p;
 }
 
-// double -> element type. The spec is silent for integer outputs; kiln
-// rounds to nearest and saturates, so a linear 2.9999999 does not become 2
-// and a cubic overshoot of a uint8 image clamps at 255.
-template <typename T>
-T CastResult(double v) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if (std::isnan(v)) return T{0};
-    const double r = std::round(v);
-    if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(r);
-  } else {
-    return FromDouble<T>(v);
-  }
-}
-
 Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& attrs) {
   const Tensor& x = ctx.input(0);
   if (!x.defined()) return ctx.Error("input 0 (X) must be a tensor");
@@ -175,7 +151,7 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& attrs) {
         }
         if (off >= 0) { dst[lin] = src[off]; return; }
         if constexpr (std::is_same_v<T, std::string>) st = ctx.Unsupported("extrapolation_value on a string tensor");
-        else dst[lin] = CastResult<T>(ev);
+        else dst[lin] = CastInterpolated<T>(ev);
       });
     });
     KILN_RETURN_IF_ERROR(visit);
@@ -195,7 +171,7 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& attrs) {
         pts[d] = &table[d][static_cast<size_t>(idx[d])];
         outside = outside || pts[d]->outside;
       }
-      if (outside) { dst[lin] = CastResult<T>(ev); return; }
+      if (outside) { dst[lin] = CastInterpolated<T>(ev); return; }
       // Sum over the cartesian product of the axes' taps (an axis without
       // taps, possible only if every weight was 0, makes an empty sum).
       double acc = 0;
@@ -218,7 +194,7 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& attrs) {
           k[d] = 0;
         }
       }
-      dst[lin] = CastResult<T>(acc);
+      dst[lin] = CastInterpolated<T>(acc);
     });
   });
 }
