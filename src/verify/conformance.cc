@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <csignal>
 #include <filesystem>
 #include <set>
@@ -94,29 +95,70 @@ std::string CompareDatum(const Datum& expected, const Datum& actual, double rtol
   return "";
 }
 
-// Properties a random op's output must still have: same dtype and shape,
-// values within the expected range, and agreement wherever both sides chose
-// to keep a value (a Dropout survivor is x/(1-ratio) on either side).
+// Properties a random op's output must still have: same dtype and shape;
+// when the expected output takes at most two values (Bernoulli's 0/1, a
+// mask), only those values; and agreement wherever both sides kept a value
+// (a Dropout survivor is x/(1-ratio) on either side).
 std::string CheckRandomProperties(const Datum& expected, const Datum& actual, double rtol, double atol) {
   if (!expected.is_tensor() || !actual.is_tensor()) return CompareDatum(expected, actual, rtol, atol);
   const Tensor& e = expected.tensor();
   const Tensor& a = actual.tensor();
   if (e.dtype() != a.dtype()) return std::string("dtype ") + DTypeName(a.dtype()) + ", expected " + DTypeName(e.dtype());
   if (e.shape() != a.shape()) return "shape " + ShapeToString(a.shape()) + ", expected " + ShapeToString(e.shape());
-  double lo = INFINITY, hi = -INFINITY;
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    lo = std::min(lo, e.GetAsDouble(i));
-    hi = std::max(hi, e.GetAsDouble(i));
-  }
-  const double slack = atol + rtol * std::max(std::fabs(lo), std::fabs(hi));
+  std::set<double> values;
+  for (int64_t i = 0; i < e.numel() && values.size() <= 2; ++i) values.insert(e.GetAsDouble(i));
   for (int64_t i = 0; i < a.numel(); ++i) {
     double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
-    if (std::isnan(x) || x < lo - slack || x > hi + slack)
-      return "index " + std::to_string(i) + ": " + FormatValue(x) + " outside the expected range [" + FormatValue(lo) + ", " + FormatValue(hi) + "]";
+    if (std::isnan(x) && !std::isnan(y)) return "index " + std::to_string(i) + ": NaN";
+    if (values.size() <= 2 && !values.count(x))
+      return "index " + std::to_string(i) + ": " + FormatValue(x) + " is none of the values the expected output takes";
     if (x != 0 && y != 0 && std::fabs(x - y) > atol + rtol * std::fabs(y))
       return "index " + std::to_string(i) + ": kept value " + FormatValue(x) + " differs from " + FormatValue(y);
   }
   return "";
+}
+
+// ONNX 1.12's backend data stores bfloat16 tensors as uint16 (the same bits):
+// read them as the bfloat16 the model declares, as the test data means.
+Datum AsDeclaredBFloat16(Datum d, const ir::TypeInfo& declared) {
+  if (declared.kind != ir::TypeInfo::Kind::kTensor || declared.dtype != DType::kBFloat16 || !d.is_tensor() ||
+      d.tensor().dtype() != DType::kUint16)
+    return d;
+  const Tensor& t = d.tensor();
+  Tensor b = Tensor::Zeros(DType::kBFloat16, t.shape());
+  std::memcpy(b.raw(), t.Contiguous().raw(), t.nbytes());
+  return Datum(b);
+}
+
+// A few ONNX 1.12 models declare an input shape their own test data does not
+// have (test_castlike_*BFLOAT16*: 'like' is declared [3,4], fed [1]). The
+// shape is irrelevant to the op under test, so the declaration is relaxed to
+// the data's rank with symbolic dims, and a note says so; kiln sessions
+// otherwise reject such feeds, as they should.
+void RelaxDeclaredShapesToData(const ConformanceCase& c, ir::Graph& graph) {
+  fs::path set = fs::path(c.dir) / "test_data_set_0";
+  std::vector<ir::Value*> real;
+  for (const ir::Value* v : graph.RealInputs())
+    for (ir::Value& g : graph.inputs)
+      if (g.name == v->name) real.push_back(&g);
+  for (size_t i = 0; i < real.size(); ++i) {
+    ir::TypeInfo& t = real[i]->type;
+    if (t.kind != ir::TypeInfo::Kind::kTensor || !t.shape) continue;
+    fs::path p = set / ("input_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    auto d = onnx_io::ReadDatumFile(p.string(), t.kind);
+    if (!d.ok() || !d->is_tensor()) continue;
+    const Shape& shape = d->tensor().shape();
+    const ir::Dims& dims = *t.shape;
+    bool agrees = shape.size() == dims.size();
+    for (size_t k = 0; agrees && k < shape.size(); ++k) agrees = !dims[k].known() || dims[k].value == shape[k];
+    if (agrees) continue;
+    std::fprintf(stderr, "NOTE %s: input '%s' is declared %s but its test data is %s; relaxed to the data's rank\n",
+                 c.name.c_str(), real[i]->name.c_str(), ir::DimsToString(dims).c_str(), ShapeToString(shape).c_str());
+    ir::Dims relaxed;
+    for (size_t k = 0; k < shape.size(); ++k) relaxed.push_back(ir::Dim::Symbol("relaxed_" + std::to_string(k)));
+    t.shape = relaxed;
+  }
 }
 
 ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOptions& options) {
@@ -130,6 +172,7 @@ ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOption
     return r;
   }
   const bool random = UsesRandomness(model->graph);
+  RelaxDeclaredShapesToData(c, model->graph);
   std::vector<ir::Value> real_inputs;
   for (const ir::Value* v : model->graph.RealInputs()) real_inputs.push_back(*v);
   std::vector<ir::Value> outputs = model->graph.outputs;
@@ -164,7 +207,7 @@ ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOption
         r.reason = "read " + p.filename().string() + ": " + d.status().ToString();
         return r;
       }
-      feeds[real_inputs[i].name] = std::move(d).value();
+      feeds[real_inputs[i].name] = AsDeclaredBFloat16(std::move(d).value(), real_inputs[i].type);
     }
     auto out = (*session)->RunDatums(feeds);
     if (!out.ok()) {
@@ -179,9 +222,10 @@ ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOption
         r.reason = "read " + p.filename().string() + ": " + e.status().ToString();
         return r;
       }
-      std::string diff = CompareDatum(*e, (*out)[j], options.rtol, options.atol);
+      Datum want = AsDeclaredBFloat16(std::move(e).value(), outputs[j].type);
+      std::string diff = CompareDatum(want, (*out)[j], options.rtol, options.atol);
       if (!diff.empty() && random) {
-        std::string prop = CheckRandomProperties(*e, (*out)[j], options.rtol, options.atol);
+        std::string prop = CheckRandomProperties(want, (*out)[j], options.rtol, options.atol);
         if (prop.empty()) {
           // Same seed, same values: determinism is the other property.
           auto again = (*session)->RunDatums(feeds);
