@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <cstring>
 #include <sstream>
@@ -130,6 +131,28 @@ Datum AsDeclaredBFloat16(Datum d, const ir::TypeInfo& declared) {
   return Datum(b);
 }
 
+// Tests whose ONNX 1.12 expected outputs disagree with their own model, for
+// reasons found by hand. kiln does what the model means, so these stay in the
+// expected-failure list, and the reason printed says why.
+const char* KnownDataErratum(const std::string& test) {
+  static const std::map<std::string, const char*> kErrata = {
+      // Cast to bfloat16 is unspecified about rounding at opsets 13-18
+      // (onnx/onnx#3876); ONNX 1.12 generated this data by truncation, and
+      // onnx/onnx#4193 (ONNX 1.13) regenerated it with round-to-nearest-even,
+      // which opset 19 then wrote into the spec. kiln rounds to nearest even.
+      {"test_cast_FLOAT_to_BFLOAT16", "data erratum: ONNX 1.12 truncates to bfloat16, kiln rounds to nearest even (onnx#4193)"},
+      {"test_castlike_FLOAT_to_BFLOAT16", "data erratum: ONNX 1.12 truncates to bfloat16, kiln rounds to nearest even (onnx#4193)"},
+      {"test_castlike_FLOAT_to_BFLOAT16_expanded",
+       "data erratum: ONNX 1.12 truncates to bfloat16, kiln rounds to nearest even (onnx#4193)"},
+      // The generator computed with epsilon = 0.01 but left the attribute off
+      // the node, so the model means the default 1e-6: X1_new = 0.75596 with
+      // 1e-6, 0.75914 with 0.01 (X2_new agrees within rtol either way).
+      {"test_adam_multiple", "data erratum: expected outputs use epsilon=0.01, the node has none (default 1e-6)"},
+  };
+  auto it = kErrata.find(test);
+  return it == kErrata.end() ? nullptr : it->second;
+}
+
 // A few ONNX 1.12 models declare an input shape their own test data does not
 // have (test_castlike_*BFLOAT16*: 'like' is declared [3,4], fed [1]). The
 // shape is irrelevant to the op under test, so the declaration is relaxed to
@@ -239,6 +262,7 @@ ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOption
       }
       if (!diff.empty()) {
         r.reason = "output '" + outputs[j].name + "' " + diff;
+        if (const char* note = KnownDataErratum(c.name)) r.reason = std::string(note) + "; " + r.reason;
         return r;
       }
     }
