@@ -7,7 +7,8 @@ namespace kiln::runtime {
 struct Executor::GraphPlan {
   std::vector<size_t> order;
   std::vector<const ops::OpSchema*> schemas;   // by node index
-  std::vector<const KernelFn*> kernels;        // by node index
+  std::vector<KernelFn> kernels;               // by node index
+  std::vector<std::string> providers;          // by node index: who runs it
   std::vector<std::vector<std::string>> release_after;  // by position in order: values dead after it
 };
 
@@ -124,8 +125,7 @@ Status CheckAgainstInferred(const ir::Node& node, size_t i, const Datum& d, cons
   return Status::Ok();
 }
 
-Status LookupOp(const ops::OpSchema** schema, const KernelFn** kernel, const ir::Node& n, int64_t opset,
-                const KernelRegistry& kernels, const std::string& provider) {
+Status LookupSchema(const ops::OpSchema** schema, const ir::Node& n, int64_t opset) {
   const std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
   const auto& reg = ops::OpRegistry::Global();
   if (opset <= 0)
@@ -137,9 +137,6 @@ Status LookupOp(const ops::OpSchema** schema, const KernelFn** kernel, const ir:
     return n.Error(StatusCode::kUnimplemented, "op '" + n.op_type + "' of domain '" + dom + "' is not supported at opset " +
                                                    std::to_string(opset));
   }
-  *kernel = kernels.Find(n.domain, n.op_type);
-  if (!*kernel)
-    return n.Error(StatusCode::kUnimplemented, "provider '" + provider + "' has no kernel for op '" + n.op_type + "' of domain '" + dom + "'");
   return Status::Ok();
 }
 
@@ -147,22 +144,61 @@ Status LookupOp(const ops::OpSchema** schema, const KernelFn** kernel, const ir:
 
 Executor::~Executor() = default;
 
-Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Model> model, const KernelRegistry* kernels,
-                                                   std::string provider_name) {
+Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Model> model, const Provider& provider) {
   std::unique_ptr<Executor> ex(new Executor());
   ex->model_ = std::move(model);
-  ex->kernels_ = kernels;
-  ex->provider_ = std::move(provider_name);
+  ex->provider_ = provider;
   KILN_RETURN_IF_ERROR(ex->PlanGraph(ex->model_->graph, {}));
   KILN_RETURN_IF_ERROR(ex->InferStatic());
+  for (const auto& [g, plan] : ex->plans_) KILN_RETURN_IF_ERROR(ex->InstantiateKernels(*g, g == &ex->model_->graph));
   return ex;
+}
+
+const std::vector<std::string>& Executor::node_providers() const { return plans_.at(&model_->graph)->providers; }
+
+// Asks the provider, then its fallback, for each node's kernel. Only the main
+// graph has load-time types and constants; subgraph kernels get none.
+Status Executor::InstantiateKernels(const ir::Graph& g, bool main_graph) {
+  GraphPlan& plan = *plans_.at(&g);
+  plan.kernels.resize(g.nodes.size());
+  plan.providers.resize(g.nodes.size());
+  for (size_t idx : plan.order) {
+    const ir::Node& n = g.nodes[idx];
+    KernelInit init{n, model_->OpsetFor(n.domain), {}, {}};
+    if (main_graph) {
+      for (const auto& in : n.inputs) {
+        auto it = in.empty() ? static_types_.end() : static_types_.find(in);
+        init.input_types.push_back(it == static_types_.end() ? nullptr : &it->second);
+        auto c = g.initializers.find(in);
+        bool constant = c != g.initializers.end();
+        for (const auto& v : g.inputs) constant = constant && v.name != in;  // feedable defaults are not constant
+        init.constant_inputs.push_back(constant ? &c->second : nullptr);
+      }
+    }
+    const std::pair<const std::string*, const KernelRegistry*> chain[] = {
+        {&provider_.name, provider_.kernels}, {&provider_.fallback_name, provider_.fallback_kernels}};
+    for (const auto& [name, kernels] : chain) {
+      if (!kernels) continue;
+      KILN_ASSIGN_OR_RETURN(KernelFn fn, kernels->Instantiate(init));
+      if (fn) {
+        plan.kernels[idx] = std::move(fn);
+        plan.providers[idx] = *name;
+        break;
+      }
+    }
+    if (!plan.kernels[idx]) {
+      const std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
+      return n.Error(StatusCode::kUnimplemented,
+                     "provider '" + provider_.name + "' has no kernel for op '" + n.op_type + "' of domain '" + dom + "'");
+    }
+  }
+  return Status::Ok();
 }
 
 Status Executor::PlanGraph(const ir::Graph& g, const std::vector<std::string>& outer_names) {
   auto plan = std::make_unique<GraphPlan>();
   KILN_ASSIGN_OR_RETURN(plan->order, g.TopologicalOrder(outer_names));
   plan->schemas.resize(g.nodes.size());
-  plan->kernels.resize(g.nodes.size());
   // Names visible inside this graph's subgraphs.
   std::vector<std::string> visible = outer_names;
   for (const auto& v : g.inputs) visible.push_back(v.name);
@@ -171,7 +207,7 @@ Status Executor::PlanGraph(const ir::Graph& g, const std::vector<std::string>& o
     for (const auto& o : n.outputs) visible.push_back(o);
   for (size_t idx : plan->order) {
     const ir::Node& n = g.nodes[idx];
-    KILN_RETURN_IF_ERROR(LookupOp(&plan->schemas[idx], &plan->kernels[idx], n, model_->OpsetFor(n.domain), *kernels_, provider_));
+    KILN_RETURN_IF_ERROR(LookupSchema(&plan->schemas[idx], n, model_->OpsetFor(n.domain)));
     for (const auto& [an, a] : n.attrs) {
       if (a.g) KILN_RETURN_IF_ERROR(PlanGraph(*a.g, visible));
       for (const auto& sg : a.graphs) KILN_RETURN_IF_ERROR(PlanGraph(*sg, visible));
@@ -282,7 +318,7 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
                       return RunGraph(sub, inner, outs, nullptr);
                     });
     ctx.set_graph(&g);
-    Status s = (*plan.kernels[plan.order[pos]])(ctx);
+    Status s = plan.kernels[plan.order[pos]](ctx);
     if (!s.ok()) {
       if (s.message().find(n.Describe()) == std::string::npos) s = s.WithContext(n.Describe());
       return s;

@@ -14,6 +14,7 @@
 #include "kiln/datum.h"
 #include "ops/op_registry.h"
 #include "runtime/kernel.h"
+#include "runtime/provider.h"
 
 namespace kiln::runtime {
 
@@ -29,8 +30,9 @@ class Executor {
   // Validates the model against the op registry and kernels: every node has a
   // schema at the model's opset and a kernel, the graph is acyclic with no
   // dangling inputs, and load-time shape inference passes.
-  static Result<std::unique_ptr<Executor>> Create(std::shared_ptr<const ir::Model> model, const KernelRegistry* kernels,
-                                                  std::string provider_name);
+  // Each node runs on `provider`'s kernel, or on its fallback's when the
+  // provider has none or declines the node.
+  static Result<std::unique_ptr<Executor>> Create(std::shared_ptr<const ir::Model> model, const Provider& provider);
 
   // Runs the main graph on `feeds` (validated by the caller) and returns the
   // values of `outputs`, in that order.
@@ -41,6 +43,8 @@ class Executor {
   const ir::Model& model() const { return *model_; }
   // Types known after load-time inference (main graph values).
   const std::unordered_map<std::string, ir::TypeInfo>& static_types() const { return static_types_; }
+  // Which provider runs each main-graph node, by node index.
+  const std::vector<std::string>& node_providers() const;
 
   struct GraphPlan;
   class Scope;
@@ -49,12 +53,12 @@ class Executor {
   Executor() = default;
   Status PlanGraph(const ir::Graph& g, const std::vector<std::string>& outer_names);
   Status InferStatic();
+  Status InstantiateKernels(const ir::Graph& g, bool main_graph);
   Result<std::vector<Datum>> RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
                                       const NodeTap* tap) const;
 
   std::shared_ptr<const ir::Model> model_;
-  const KernelRegistry* kernels_ = nullptr;
-  std::string provider_;
+  Provider provider_;
   std::unordered_map<const ir::Graph*, std::unique_ptr<GraphPlan>> plans_;
   std::unordered_map<std::string, ir::TypeInfo> static_types_;
 };

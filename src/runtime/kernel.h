@@ -53,15 +53,35 @@ class KernelContext {
 
 using KernelFn = std::function<Status(KernelContext&)>;
 
+// What a kernel factory sees once, at session creation: the node, its opset,
+// the load-time types of its inputs (nullptr when unknown) and the values of
+// inputs that are constant for the session (initializers that cannot be fed).
+// Compiled providers pack weights and pick algorithms here.
+struct KernelInit {
+  const ir::Node& node;
+  int64_t opset;
+  std::vector<const ir::TypeInfo*> input_types;
+  std::vector<const Tensor*> constant_inputs;
+  const ir::TypeInfo* input_type(size_t i) const { return i < input_types.size() ? input_types[i] : nullptr; }
+  const Tensor* constant(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i] : nullptr; }
+};
+// Returns the node's kernel; an empty KernelFn declines the node (the
+// executor then falls back to the next provider). An error fails the session.
+using KernelFactory = std::function<Result<KernelFn>(const KernelInit&)>;
+
 class KernelRegistry {
  public:
   // Registers a kernel for op_type in domain ("" = ai.onnx), all opsets of its schema.
   void Register(const std::string& domain, const std::string& op_type, KernelFn fn);
-  const KernelFn* Find(const std::string& domain, const std::string& op_type) const;
-  size_t size() const { return kernels_.size(); }
+  // Registers a factory that builds a (possibly stateful) kernel per node.
+  void RegisterFactory(const std::string& domain, const std::string& op_type, KernelFactory factory);
+  bool Has(const std::string& domain, const std::string& op_type) const;
+  // The kernel for one node; empty when the op is unknown here or declined.
+  Result<KernelFn> Instantiate(const KernelInit& init) const;
+  size_t size() const { return factories_.size(); }
 
  private:
-  std::map<std::pair<std::string, std::string>, KernelFn> kernels_;
+  std::map<std::pair<std::string, std::string>, KernelFactory> factories_;
 };
 
 }  // namespace kiln::runtime

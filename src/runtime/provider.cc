@@ -5,7 +5,7 @@
 namespace kiln::runtime {
 
 Result<Provider> FindProvider(const std::string& name) {
-  if (name == "reference") return Provider{name, &reference::Kernels()};
+  if (name == "reference") return Provider{name, &reference::Kernels(), "", nullptr, false};
   std::string known;
   for (const auto& n : ProviderNames()) known += (known.empty() ? "" : ", ") + n;
   return InvalidArgument("unknown provider '" + name + "' (available: " + known + ")");

@@ -1,5 +1,6 @@
-// Execution providers by name. A provider is, for now, a kernel registry;
-// the compiled providers (cpu, cuda) add planning on top.
+// Execution providers by name. A provider is a kernel registry, optionally
+// backed by a fallback provider for the nodes it does not claim (the cpu
+// provider falls back to the reference provider, node by node).
 #pragma once
 
 #include <string>
@@ -13,6 +14,11 @@ namespace kiln::runtime {
 struct Provider {
   std::string name;
   const KernelRegistry* kernels = nullptr;
+  std::string fallback_name;                     // "" = none
+  const KernelRegistry* fallback_kernels = nullptr;
+  // Whether sessions on this provider run the optimization pipeline. The
+  // reference provider is the oracle: it runs the model exactly as loaded.
+  bool optimizes = false;
 };
 
 Result<Provider> FindProvider(const std::string& name);

@@ -3,6 +3,7 @@
 #include "kiln/session.h"
 #include "onnx/onnx_io.h"
 #include "runtime/provider.h"
+#include "passes/pipeline.h"
 #include "runtime/session_internal.h"
 
 namespace kiln {
@@ -79,15 +80,15 @@ const SessionOptions& Session::options() const { return impl_->options; }
 std::vector<std::string> AvailableProviders() { return runtime::ProviderNames(); }
 
 Result<std::unique_ptr<Session>> CreateSessionFromModel(ir::Model model, const SessionOptions& options) {
-  static const std::set<std::string> kLevels = {"disable", "basic", "extended", "all"};
-  if (!kLevels.count(options.opt_level))
-    return InvalidArgument("unknown optimization level '" + options.opt_level + "' (use disable, basic, extended or all)");
+  KILN_ASSIGN_OR_RETURN(passes::OptLevel level, passes::ParseOptLevel(options.opt_level));
   if (options.threads < 0) return InvalidArgument("threads must be >= 0, got " + std::to_string(options.threads));
   KILN_ASSIGN_OR_RETURN(runtime::Provider provider, runtime::FindProvider(options.provider));
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
+  // Graph inputs and outputs are described as loaded, whatever the passes do.
+  if (provider.optimizes) KILN_RETURN_IF_ERROR(passes::Optimize(model, level, &impl->pass_report));
   impl->model = std::make_shared<const ir::Model>(std::move(model));
-  KILN_ASSIGN_OR_RETURN(impl->executor, runtime::Executor::Create(impl->model, provider.kernels, provider.name));
+  KILN_ASSIGN_OR_RETURN(impl->executor, runtime::Executor::Create(impl->model, provider));
   const ir::Graph& g = impl->model->graph;
   for (const ir::Value& v : g.inputs) {
     IoInfo io = MakeIoInfo(v.name, v.type);

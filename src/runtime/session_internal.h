@@ -5,6 +5,7 @@
 
 #include "ir/graph.h"
 #include "kiln/session.h"
+#include "passes/pipeline.h"
 #include "runtime/executor.h"
 
 namespace kiln {
@@ -13,6 +14,7 @@ struct Session::Impl {
   SessionOptions options;
   std::shared_ptr<const ir::Model> model;
   std::unique_ptr<runtime::Executor> executor;
+  passes::PassReport pass_report;  // what the optimization pipeline did
   std::vector<IoInfo> inputs, outputs;
 };
 

@@ -1,0 +1,37 @@
+// Graph optimization levels, each a fixed pipeline of passes (one pass per
+// file in src/passes; the order is set only in pipeline.cc).
+//   disable:  nothing
+//   basic:    constant folding, dead code, Identity / inference-Dropout removal,
+//             shape-subgraph folding for static shapes
+//   extended: basic + BatchNormalization folded into Conv, Conv/Gemm/MatMul +
+//             bias + activation fusion, residual Add fusion, Transpose/Reshape
+//             chain simplification
+//   all:      extended + layout planning (provider-specific, src/plan)
+// Every pass keeps the model's meaning: the reference provider run on the
+// optimized model must agree with the same run on the original.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kiln/status.h"
+
+namespace kiln::passes {
+
+enum class OptLevel { kDisable = 0, kBasic = 1, kExtended = 2, kAll = 3 };
+
+Result<OptLevel> ParseOptLevel(const std::string& s);  // "disable" | "basic" | "extended" | "all"
+const char* OptLevelName(OptLevel level);
+
+// What the pipeline did, for `kiln inspect --plan` and tests.
+struct PassReport {
+  // One line per change: "fold_constants: 12 nodes folded", "fuse_conv_activation: Conv_3 + Relu_4".
+  std::vector<std::string> notes;
+};
+
+// Rewrites `model` in place. Fails only on an internal error (a pass never
+// rejects a model the executor would accept).
+Status Optimize(ir::Model& model, OptLevel level, PassReport* report = nullptr);
+
+}  // namespace kiln::passes
