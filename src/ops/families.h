@@ -28,5 +28,7 @@ void RegisterLossOps(OpRegistry& r);                 // loss.cc
 void RegisterTrainingOps(OpRegistry& r);             // training.cc
 void RegisterRandomOps(OpRegistry& r);               // random.cc
 void RegisterDetectionOps(OpRegistry& r);            // detection.cc
+// After Conv and MatMul: the fused ops reuse their inference.
+void RegisterFusedOps(OpRegistry& r);                // fused.cc (domain com.kiln)
 
 }  // namespace kiln::ops

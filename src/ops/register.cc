@@ -25,6 +25,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterTrainingOps(r);
   RegisterRandomOps(r);
   RegisterDetectionOps(r);
+  RegisterFusedOps(r);  // last: copies the inference of Conv, Gemm and MatMul
 }
 
 }  // namespace kiln::ops

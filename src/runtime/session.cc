@@ -1,3 +1,5 @@
+#include <omp.h>
+
 #include <set>
 
 #include "kiln/session.h"
@@ -147,6 +149,9 @@ Result<std::vector<Datum>> RunImpl(const Session::Impl& impl, const std::map<std
     for (const auto& v : g.outputs) known = known || v.name == n;
     if (!known) return InvalidArgument("the model has no output named '" + n + "'");
   }
+  // Kernels parallelize with OpenMP, as oneDNN does, so one pool serves both.
+  // The thread count is an ICV of the calling thread: set it for every run.
+  if (impl.options.threads > 0) omp_set_num_threads(impl.options.threads);
   runtime::RunOptions ro;
   if (tap) ro.tap = *tap;
   return impl.executor->Run(inputs, names, ro);

@@ -27,5 +27,6 @@ void RegisterLossKernels(runtime::KernelRegistry& r);             // loss.cc
 void RegisterTrainingKernels(runtime::KernelRegistry& r);         // training.cc
 void RegisterRandomKernels(runtime::KernelRegistry& r);           // random.cc
 void RegisterDetectionKernels(runtime::KernelRegistry& r);        // detection.cc
+void RegisterFusedKernels(runtime::KernelRegistry& r);            // fused.cc (com.kiln, made by the passes)
 
 }  // namespace kiln::reference

@@ -29,6 +29,7 @@ const runtime::KernelRegistry& Kernels() {
     RegisterTrainingKernels(*r);
     RegisterRandomKernels(*r);
     RegisterDetectionKernels(*r);
+    RegisterFusedKernels(*r);
     return r;
   }();
   return *registry;

@@ -1,0 +1,171 @@
+// Conv and FusedConv (2-D, float32) on oneDNN. The factory runs once per
+// node at session creation: it declines what it cannot run exactly (other
+// ranks or dtypes, weights or bias that are not constant, an activation
+// oneDNN cannot express), so those nodes fall back to the reference kernel.
+// Weights are reordered into the layout the primitive wants once per input
+// shape, and primitives are cached per input shape; a static input shape
+// builds its primitive right away, so Run only executes.
+//
+// Data layout: plain NCHW in and out, as the executor hands tensors over.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "ops/conv.h"
+#include "ops/fused.h"
+#include "providers/cpu/dnnl_common.h"
+#include "providers/cpu/families.h"
+
+namespace kiln::cpu {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+struct ConvPrimitive {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  dnnl::memory weights;  // reordered into pd.weights_desc()
+  dnnl::memory bias;
+  Shape out_shape;
+};
+
+class ConvKernel {
+ public:
+  ConvKernel(const ir::Node& node, ops::ConvAttrs attrs, ops::ActivationAttrs act, bool residual, Tensor w, Tensor b)
+      : node_(node), attrs_(std::move(attrs)), act_(act), residual_(residual), w_(w.Contiguous()), b_(b) {}
+
+  Result<std::shared_ptr<const ConvPrimitive>> Get(const Shape& x) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(x);
+    if (it != cache_.end()) return it->second;
+    KILN_ASSIGN_OR_RETURN(auto p, Build(x));
+    cache_[x] = p;
+    return p;
+  }
+
+  Status Run(runtime::KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::kFloat32 || x.rank() != 4) return ctx.Error("cpu Conv expects float32 NCHW input, got " + x.Describe());
+    KILN_ASSIGN_OR_RETURN(auto p, Get(x.shape()));
+    KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape));
+    if (residual_) {
+      const Tensor& z = ctx.input(3);
+      if (z.shape() != p->out_shape || z.dtype() != DType::kFloat32)
+        return ctx.Error("residual input " + z.Describe() + " must be float32 " + ShapeToString(p->out_shape));
+      std::memcpy(y.raw(), z.raw(), y.nbytes());  // the sum post-op adds onto dst
+    }
+    return Guard(node_.Describe().c_str(), [&] {
+      dnnl::memory src({Dims(x.shape()), dt::f32, tag::nchw}, Engine(), const_cast<void*>(x.raw()));
+      dnnl::memory dst({Dims(p->out_shape), dt::f32, tag::nchw}, Engine(), y.raw());
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
+      if (p->bias) args.emplace(DNNL_ARG_BIAS, p->bias);
+      Execute(p->prim, p->pd, std::move(args));
+    });
+  }
+
+ private:
+  Result<std::shared_ptr<const ConvPrimitive>> Build(const Shape& x) {
+    const Shape& ws = w_.shape();
+    const int64_t g = attrs_.group;
+    if (x[1] != ws[1] * g)
+      return node_.Invalid("input has " + std::to_string(x[1]) + " channels, W expects " + std::to_string(ws[1] * g));
+    KILN_ASSIGN_OR_RETURN(auto geo, ops::ForwardGeometry(node_, attrs_.sp, {x[2], x[3]}, false));
+    auto p = std::make_shared<ConvPrimitive>();
+    p->out_shape = {x[0], ws[0], geo[0].out, geo[1].out};
+    dnnl::memory::dims strides = {attrs_.sp.strides[0], attrs_.sp.strides[1]};
+    dnnl::memory::dims dil = {attrs_.sp.dilations[0] - 1, attrs_.sp.dilations[1] - 1};
+    dnnl::memory::dims pad_l = {geo[0].pad_begin, geo[1].pad_begin};
+    dnnl::memory::dims pad_r = {geo[0].pad_end, geo[1].pad_end};
+    dnnl::memory::dims wdims = g == 1 ? Dims(ws) : dnnl::memory::dims{g, ws[0] / g, ws[1], ws[2], ws[3]};
+    const tag wtag = g == 1 ? tag::oihw : tag::goihw;
+    Status s = Guard(node_.Describe().c_str(), [&] {
+      dnnl::memory::desc src_md(Dims(x), dt::f32, tag::nchw);
+      dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, tag::nchw);
+      dnnl::memory::desc w_any(wdims, dt::f32, tag::any);
+      dnnl::memory::desc b_md({ws[0]}, dt::f32, tag::x);
+      dnnl::post_ops po;
+      if (residual_) po.append_sum(1.f);
+      AppendActivation(act_, po);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      const bool has_bias = b_.defined();
+      auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                            src_md, w_any, b_md, dst_md, strides, dil, pad_l, pad_r)
+                           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                            src_md, w_any, dst_md, strides, dil, pad_l, pad_r);
+      p->pd = dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+      p->prim = dnnl::convolution_forward(p->pd);
+      dnnl::memory user_w({wdims, dt::f32, wtag}, Engine(), const_cast<void*>(w_.raw()));
+      p->weights = dnnl::memory(p->pd.weights_desc(), Engine());
+      dnnl::stream st(Engine());
+      dnnl::reorder(user_w, p->weights).execute(st, user_w, p->weights);
+      st.wait();
+      if (has_bias) {
+        p->bias = dnnl::memory(b_md, Engine());
+        std::memcpy(p->bias.get_data_handle(), b_.Contiguous().raw(), static_cast<size_t>(ws[0]) * sizeof(float));
+      }
+    });
+    KILN_RETURN_IF_ERROR(s);
+    return std::shared_ptr<const ConvPrimitive>(p);
+  }
+
+  const ir::Node& node_;
+  ops::ConvAttrs attrs_;
+  ops::ActivationAttrs act_;
+  bool residual_;
+  Tensor w_, b_;
+  std::mutex mu_;
+  std::map<Shape, std::shared_ptr<const ConvPrimitive>> cache_;
+};
+
+bool IsFloat4D(const ir::TypeInfo* t) {
+  return t && t->kind == ir::TypeInfo::Kind::kTensor && t->dtype == DType::kFloat32 && t->shape && t->shape->size() == 4;
+}
+
+Result<runtime::KernelFn> MakeConv(const runtime::KernelInit& init, bool fused) {
+  const ir::Node& n = init.node;
+  const Tensor* w = init.constant(1);
+  if (!IsFloat4D(init.input_type(0)) || !w || w->dtype() != DType::kFloat32 || w->rank() != 4) return runtime::KernelFn();
+  Tensor b;
+  if (n.HasInput(2)) {
+    if (!init.constant(2) || init.constant(2)->dtype() != DType::kFloat32) return runtime::KernelFn();
+    b = *init.constant(2);
+    if (b.numel() != w->shape()[0]) return n.Invalid("bias has " + std::to_string(b.numel()) + " values, W has " + std::to_string(w->shape()[0]) + " output channels");
+  }
+  KILN_ASSIGN_OR_RETURN(ops::ConvAttrs attrs, ops::ParseConv(n, fused ? 11 : init.opset));
+  if (attrs.sp.kernel_shape.empty()) attrs.sp.kernel_shape = {w->shape()[2], w->shape()[3]};
+  KILN_RETURN_IF_ERROR(ops::ResolveSpatial(n, attrs.sp, 2));
+  if (attrs.sp.kernel_shape[0] != w->shape()[2] || attrs.sp.kernel_shape[1] != w->shape()[3]) return runtime::KernelFn();
+  if (attrs.group <= 0 || w->shape()[0] % attrs.group != 0) return runtime::KernelFn();
+  ops::ActivationAttrs act;
+  bool residual = false;
+  if (fused) {
+    KILN_ASSIGN_OR_RETURN(act, ops::ParseActivation(n));
+    residual = n.HasInput(3);
+    dnnl::post_ops probe;
+    if (!AppendActivation(act, probe)) return runtime::KernelFn();
+  }
+  auto kernel = std::make_shared<ConvKernel>(n, attrs, act, residual, *w, b);
+  // A fully static input shape: build the primitive and pack the weights now.
+  const ir::Dims& xd = *init.input_type(0)->shape;
+  bool static_shape = true;
+  Shape xs;
+  for (const ir::Dim& d : xd) {
+    static_shape = static_shape && d.known();
+    xs.push_back(d.value);
+  }
+  if (static_shape) KILN_RETURN_IF_ERROR(kernel->Get(xs).status());
+  return runtime::KernelFn([kernel](runtime::KernelContext& ctx) { return kernel->Run(ctx); });
+}
+
+}  // namespace
+
+void RegisterConvKernels(runtime::KernelRegistry& r) {
+  r.RegisterFactory("", "Conv", [](const runtime::KernelInit& i) { return MakeConv(i, false); });
+  r.RegisterFactory(ops::kKilnDomain, "FusedConv", [](const runtime::KernelInit& i) { return MakeConv(i, true); });
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,48 @@
+#include "providers/cpu/dnnl_common.h"
+
+#include <unordered_map>
+
+namespace kiln::cpu {
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::memory::dims Dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
+
+bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
+  using A = ops::Activation;
+  using alg = dnnl::algorithm;
+  switch (a.kind) {
+    case A::kNone: return true;
+    case A::kRelu: ops.append_eltwise(1.f, alg::eltwise_relu, 0.f, 0.f); return true;
+    case A::kLeakyRelu: ops.append_eltwise(1.f, alg::eltwise_relu, a.alpha, 0.f); return true;
+    case A::kClip: ops.append_eltwise(1.f, alg::eltwise_clip_v2, a.alpha, a.beta); return true;
+    case A::kSigmoid: ops.append_eltwise(1.f, alg::eltwise_logistic, 0.f, 0.f); return true;
+    case A::kSiLU: ops.append_eltwise(1.f, alg::eltwise_swish, 1.f, 0.f); return true;
+    case A::kTanh: ops.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f); return true;
+    case A::kHardSigmoid:
+      // max(0, min(1, alpha x + beta)): a linear step, then a clip to [0, 1].
+      ops.append_eltwise(1.f, alg::eltwise_linear, a.alpha, a.beta);
+      ops.append_eltwise(1.f, alg::eltwise_clip_v2, 0.f, 1.f);
+      return true;
+    case A::kHardSwish: ops.append_eltwise(1.f, alg::eltwise_hardswish, 1.f / 6.f, 0.5f); return true;
+  }
+  return false;
+}
+
+void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, std::unordered_map<int, dnnl::memory> args) {
+  thread_local std::vector<uint8_t> scratch;
+  const dnnl::memory::desc sd = pd.scratchpad_desc();
+  const size_t need = sd.get_size();
+  if (need > 0) {
+    if (scratch.size() < need) scratch.resize(need);
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, Engine(), scratch.data()));
+  }
+  thread_local dnnl::stream stream(Engine());
+  prim.execute(stream, args);
+  stream.wait();
+}
+
+}  // namespace kiln::cpu

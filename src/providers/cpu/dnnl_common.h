@@ -1,0 +1,43 @@
+// What the cpu provider's oneDNN kernels share: one CPU engine, user-managed
+// scratchpads (so one primitive may run from several threads at once, each
+// with its own buffer), activation post-ops, and wrapping kiln tensors as
+// oneDNN memory without copies.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+#include "ops/fused.h"
+
+namespace kiln::cpu {
+
+const dnnl::engine& Engine();
+
+// dnnl dims from a kiln shape.
+dnnl::memory::dims Dims(const Shape& s);
+
+// Appends `a` to `ops` as eltwise post-ops; false when oneDNN cannot express it.
+bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops);
+
+// Executes `prim` on the calling thread, with a scratchpad of this thread's
+// own (grown as needed, kept for the next call).
+void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
+             std::unordered_map<int, dnnl::memory> args);
+
+// Runs a oneDNN call, turning a dnnl::error into a Status.
+template <typename F>
+Status Guard(const char* what, F&& f) {
+  try {
+    f();
+    return Status::Ok();
+  } catch (const dnnl::error& e) {
+    return Internal(std::string(what) + ": oneDNN: " + e.what());
+  }
+}
+
+}  // namespace kiln::cpu

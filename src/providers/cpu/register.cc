@@ -1,0 +1,16 @@
+#include "providers/cpu/register.h"
+
+#include "providers/cpu/families.h"
+
+namespace kiln::cpu {
+
+const runtime::KernelRegistry& Kernels() {
+  static const runtime::KernelRegistry* registry = [] {
+    auto* r = new runtime::KernelRegistry();
+    RegisterConvKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace kiln::cpu
