@@ -36,6 +36,22 @@ float RoundToOddFloat(double d) {
   return f;
 }
 
+// Integer -> float rounding to odd, straight from the integer's bits: going
+// through double would already round a 64-bit value (2^62 + 2^54 + 1 becomes
+// the tie 2^62 + 2^54), and the second rounding would then pick "even".
+template <typename I>
+float RoundToOddFloatFromInt(I v) {
+  bool negative = false;
+  if constexpr (std::is_signed_v<I>) negative = v < 0;
+  uint64_t mag = negative ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int shift = 0;
+  while ((mag >> shift) >= (uint64_t{1} << 24)) ++shift;  // keep 24 significant bits
+  uint64_t kept = mag >> shift;
+  if (shift > 0 && (mag & ((uint64_t{1} << shift) - 1)) != 0) kept |= 1;  // sticky bit: round to odd
+  const float f = std::ldexp(static_cast<float>(kept), shift);
+  return negative ? -f : f;
+}
+
 // Any numeric value -> To.
 template <typename To, typename From>
 To ConvertNumber(From v) {
@@ -49,7 +65,7 @@ To ConvertNumber(From v) {
   } else if constexpr (kIsHalf<To>) {
     if constexpr (std::is_same_v<From, float> || kIsHalf<From>) return To(static_cast<float>(v));
     else if constexpr (std::is_same_v<From, double>) return To(RoundToOddFloat(v));
-    else return To(RoundToOddFloat(static_cast<double>(v)));  // |int64| needs > 24 bits: avoid double rounding
+    else return To(RoundToOddFloatFromInt(v));  // |int64| needs > 24 bits: avoid double rounding
   } else if constexpr (std::is_floating_point_v<To>) {
     if constexpr (kIsHalf<From>) return static_cast<To>(static_cast<float>(v));
     else return static_cast<To>(v);  // one correctly rounded conversion
