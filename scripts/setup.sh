@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package kiln, its tests and its benchmarks need.
-# Idempotent and quiet when nothing is missing.
+# Idempotent and quiet when nothing is missing. `--bench` also installs what
+# bench/export_models.py needs (Debian's torch and torchvision, about 1 GB),
+# which the tests do not use.
 set -euo pipefail
 
 PACKAGES=(
@@ -9,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   libonnx-testdata python3-onnx python3-numpy
 )
+[ "${1:-}" = "--bench" ] && PACKAGES+=(python3-torch python3-torchvision)
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
 command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 

@@ -230,4 +230,39 @@ Status WriteTensorNpy(const std::string& path, const Tensor& t, std::string* not
   return npy::WriteFile(path, t);
 }
 
+Result<std::map<std::string, Datum>> MakeFeeds(const std::vector<IoInfo>& inputs, const FeedArgs& a, bool generate_only) {
+  KILN_ASSIGN_OR_RETURN(auto files, ParseAssignments(a.inputs, "--input"));
+  KILN_ASSIGN_OR_RETURN(auto shapes, ParseShapeAssignments(a.shapes));
+  std::map<std::string, const IoInfo*> by_name;
+  for (const IoInfo& io : inputs) by_name[io.name] = &io;
+  std::string names;
+  for (const IoInfo& io : inputs)
+    if (!io.optional) names += (names.empty() ? "'" : ", '") + io.name + "'";
+  for (const auto& [n, f] : files)
+    if (!by_name.count(n)) return InvalidArgument("--input '" + n + "': the model has no input of that name (inputs: " + names + ")");
+  for (const auto& [n, sh] : shapes)
+    if (!by_name.count(n)) return InvalidArgument("--shape '" + n + "': the model has no input of that name (inputs: " + names + ")");
+  std::map<std::string, Datum> feeds;
+  for (const IoInfo& io : inputs) {
+    auto sit = shapes.find(io.name);
+    const Shape* shape = sit == shapes.end() ? nullptr : &sit->second;
+    auto fit = files.find(io.name);
+    if (fit != files.end()) {
+      if (generate_only) continue;
+      KILN_ASSIGN_OR_RETURN(Datum d, ReadInputFile(fit->second, io, shape));
+      if (shape && d.is_tensor() && d.tensor().shape() != *shape)
+        return InvalidArgument("input '" + io.name + "': file '" + fit->second + "' holds shape " + ShapeToString(d.tensor().shape()) +
+                               ", --shape says " + ShapeToString(*shape));
+      feeds[io.name] = std::move(d);
+      continue;
+    }
+    if (io.optional) continue;  // an initializer's value is the default
+    std::string note;
+    KILN_ASSIGN_OR_RETURN(Tensor t, GenerateInput(io, a.seed, shape, &note));
+    if (!note.empty() && !a.quiet) std::fprintf(stderr, "%s\n", note.c_str());
+    feeds[io.name] = Datum(std::move(t));
+  }
+  return feeds;
+}
+
 }  // namespace kiln::cli

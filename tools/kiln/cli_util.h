@@ -59,4 +59,19 @@ Status WriteTensorNpy(const std::string& path, const Tensor& t, std::string* not
 Result<std::map<std::string, std::string>> ParseAssignments(const std::vector<std::string>& items, const std::string& option);
 Result<std::map<std::string, Shape>> ParseShapeAssignments(const std::vector<std::string>& items);
 
+// What the user said about a model's inputs: --input NAME=FILE, --shape
+// NAME=DIMS, --seed.
+struct FeedArgs {
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  uint64_t seed = 0;
+  bool quiet = false;  // no notes on stderr
+};
+
+// The feeds of every non-optional input (and of optional ones named by
+// --input): read with ReadInputFile, else generated with GenerateInput.
+// Names that are not inputs of the model are errors listing the inputs.
+// `generate_only` skips the inputs given as files (kiln gen-inputs).
+Result<std::map<std::string, Datum>> MakeFeeds(const std::vector<IoInfo>& inputs, const FeedArgs& a, bool generate_only = false);
+
 }  // namespace kiln::cli

@@ -26,5 +26,6 @@ void AddExampleCommand(CLI::App& app, Commands& cmds);  // example.cc
 void AddDemoCommand(CLI::App& app, Commands& cmds);     // demo.cc
 void AddGenInputsCommand(CLI::App& app, Commands& cmds);  // run.cc
 void AddConformanceCommand(CLI::App& app, Commands& cmds);  // conformance.cc
+void AddBenchCommand(CLI::App& app, Commands& cmds);        // bench.cc
 
 }  // namespace kiln::cli

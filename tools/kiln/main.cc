@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   kiln::cli::Commands cmds;
   kiln::cli::RegisterCommands(app, cmds);
+  kiln::cli::AddBenchCommand(app, cmds);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,6 +14,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "onnx/onnx_io.h"
+#include "runtime/profile.h"
 #include "runtime/session_internal.h"
 
 namespace kiln::cli {
@@ -25,12 +26,11 @@ struct RunArgs {
   std::string model;
   std::string provider = "reference";
   std::string opt_level = "all";
-  std::vector<std::string> inputs;
-  std::vector<std::string> shapes;
+  FeedArgs feed;
   std::string output_dir;
   std::string save_inputs;
-  uint64_t seed = 0;
-  bool quiet = false;
+  int threads = 0;
+  int profile = 0;  // runs to profile; 0 = off
 };
 
 Status EnsureDir(const std::string& dir, const char* option) {
@@ -38,43 +38,6 @@ Status EnsureDir(const std::string& dir, const char* option) {
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) return IoError(std::string(option) + " '" + dir + "': cannot create the folder");
   return Status::Ok();
-}
-
-// Builds the feeds of every non-optional input (and of optional ones named
-// by --input).
-Result<std::map<std::string, Datum>> MakeFeeds(const std::vector<IoInfo>& inputs, const RunArgs& a, bool generate_only) {
-  KILN_ASSIGN_OR_RETURN(auto files, ParseAssignments(a.inputs, "--input"));
-  KILN_ASSIGN_OR_RETURN(auto shapes, ParseShapeAssignments(a.shapes));
-  std::map<std::string, const IoInfo*> by_name;
-  for (const IoInfo& io : inputs) by_name[io.name] = &io;
-  std::string names;
-  for (const IoInfo& io : inputs)
-    if (!io.optional) names += (names.empty() ? "'" : ", '") + io.name + "'";
-  for (const auto& [n, f] : files)
-    if (!by_name.count(n)) return InvalidArgument("--input '" + n + "': the model has no input of that name (inputs: " + names + ")");
-  for (const auto& [n, sh] : shapes)
-    if (!by_name.count(n)) return InvalidArgument("--shape '" + n + "': the model has no input of that name (inputs: " + names + ")");
-  std::map<std::string, Datum> feeds;
-  for (const IoInfo& io : inputs) {
-    auto sit = shapes.find(io.name);
-    const Shape* shape = sit == shapes.end() ? nullptr : &sit->second;
-    auto fit = files.find(io.name);
-    if (fit != files.end()) {
-      if (generate_only) continue;
-      KILN_ASSIGN_OR_RETURN(Datum d, ReadInputFile(fit->second, io, shape));
-      if (shape && d.is_tensor() && d.tensor().shape() != *shape)
-        return InvalidArgument("input '" + io.name + "': file '" + fit->second + "' holds shape " + ShapeToString(d.tensor().shape()) +
-                               ", --shape says " + ShapeToString(*shape));
-      feeds[io.name] = std::move(d);
-      continue;
-    }
-    if (io.optional) continue;  // an initializer's value is the default
-    std::string note;
-    KILN_ASSIGN_OR_RETURN(Tensor t, GenerateInput(io, a.seed, shape, &note));
-    if (!note.empty() && !a.quiet) std::fprintf(stderr, "%s\n", note.c_str());
-    feeds[io.name] = Datum(std::move(t));
-  }
-  return feeds;
 }
 
 Status SaveFeeds(const std::map<std::string, Datum>& feeds, const std::string& dir) {
@@ -91,10 +54,11 @@ int DoRun(const RunArgs& a) {
   SessionOptions opts;
   opts.provider = a.provider;
   opts.opt_level = a.opt_level;
+  opts.threads = a.threads;
   auto session = Session::Create(a.model, opts);
   if (!session.ok()) return ReportError("run", session.status(), kExitUsage);
   const Session& s = **session;
-  auto feeds = MakeFeeds(s.inputs(), a, false);
+  auto feeds = MakeFeeds(s.inputs(), a.feed);
   if (!feeds.ok()) return ReportError("run", feeds.status(), kExitUsage);
   if (!a.save_inputs.empty()) {
     Status st = SaveFeeds(*feeds, a.save_inputs);
@@ -106,6 +70,11 @@ int DoRun(const RunArgs& a) {
   }
   auto outs = s.RunDatums(*feeds);
   if (!outs.ok()) return ReportError("run", outs.status(), kExitRunError);
+  if (a.profile > 0) {
+    auto prof = ProfileRuns(s, *feeds, a.profile);
+    if (!prof.ok()) return ReportError("run", prof.status(), kExitRunError);
+    std::fputs(FormatProfile(*prof).c_str(), stderr);
+  }
   for (size_t i = 0; i < outs->size(); ++i) {
     const std::string& name = s.outputs()[i].name;
     const Datum& d = (*outs)[i];
@@ -126,7 +95,7 @@ int DoRun(const RunArgs& a) {
       std::string note;
       Status st = WriteTensorNpy(path, t, &note);
       if (!st.ok()) return ReportError("run", st, kExitRunError);
-      if (!note.empty() && !a.quiet) std::fprintf(stderr, "%s\n", note.c_str());
+      if (!note.empty() && !a.feed.quiet) std::fprintf(stderr, "%s\n", note.c_str());
     }
   }
   return 0;
@@ -137,7 +106,7 @@ int DoGenInputs(const RunArgs& a) {
   // when kiln cannot run the model.
   auto model = onnx_io::LoadModelFile(a.model);
   if (!model.ok()) return ReportError("gen-inputs", model.status(), kExitUsage);
-  auto feeds = MakeFeeds(InputInfos(model->graph), a, true);
+  auto feeds = MakeFeeds(InputInfos(model->graph), a.feed, true);
   if (!feeds.ok()) return ReportError("gen-inputs", feeds.status(), kExitUsage);
   Status st = SaveFeeds(*feeds, a.output_dir);
   if (!st.ok()) return ReportError("gen-inputs", st, kExitUsage);
@@ -147,8 +116,8 @@ int DoGenInputs(const RunArgs& a) {
 
 void AddCommonOptions(CLI::App* sub, RunArgs& a) {
   sub->add_option("MODEL", a.model, "ONNX model file")->required();
-  sub->add_option("--shape", a.shapes, "NAME=DIMS (e.g. x=1x3x40x40): shape of a raw .bin input or of a generated one");
-  sub->add_option("--seed", a.seed, "seed of generated inputs (default 0)");
+  sub->add_option("--shape", a.feed.shapes, "NAME=DIMS (e.g. x=1x3x40x40): shape of a raw .bin input or of a generated one");
+  sub->add_option("--seed", a.feed.seed, "seed of generated inputs (default 0)");
 }
 
 }  // namespace
@@ -159,10 +128,12 @@ void AddRunCommand(CLI::App& app, Commands& cmds) {
   AddCommonOptions(sub, *a);
   sub->add_option("--provider", a->provider, "execution provider (default reference)");
   sub->add_option("--opt-level", a->opt_level, "graph optimization level: disable, basic, extended, all");
-  sub->add_option("--input", a->inputs, "NAME=FILE: .npy, .pb (ONNX TensorProto) or raw .bin (with --shape)");
+  sub->add_option("--input", a->feed.inputs, "NAME=FILE: .npy, .pb (ONNX TensorProto) or raw .bin (with --shape)");
   sub->add_option("--output-dir", a->output_dir, "write each output as DIR/<name>.npy");
   sub->add_option("--save-inputs", a->save_inputs, "write the inputs used (given or generated) as DIR/<name>.npy");
-  sub->add_flag("--quiet", a->quiet, "no notes on stderr");
+  sub->add_flag("--quiet", a->feed.quiet, "no notes on stderr");
+  sub->add_option("--threads", a->threads, "worker threads (default: the cores available)");
+  sub->add_option("--profile", a->profile, "after the run, time N more runs per node and print the profile on stderr");
   sub->footer(
       "Inputs not given are generated from --seed: floats uniform in [-1, 1), integers uniform in [0, 10),\n"
       "bool 0/1 at random; dynamic dims are 1 unless --shape sets them.\n"
