@@ -2,12 +2,14 @@
 
 #include <unordered_set>
 
+#include "plan/layout.h"
+
 namespace kiln::runtime {
 
 struct Executor::GraphPlan {
   std::vector<size_t> order;
   std::vector<const ops::OpSchema*> schemas;   // by node index
-  std::vector<KernelFn> kernels;               // by node index
+  std::vector<Kernel> kernels;                 // by node index
   std::vector<std::string> providers;          // by node index: who runs it
   std::vector<std::vector<std::string>> release_after;  // by position in order: values dead after it
 };
@@ -24,11 +26,24 @@ class Executor::Scope {
     return nullptr;
   }
   void Set(const std::string& n, Datum d) { values_[n] = std::move(d); }
-  void Erase(const std::string& n) { values_.erase(n); }
+  void Erase(const std::string& n) {
+    values_.erase(n);
+    converted_.erase(n);
+  }
+  // A value converted to another layout for one consumer, kept for the next
+  // (keyed by value and OrderName).
+  const Datum* FindConverted(const std::string& n, const std::string& order) const {
+    auto it = converted_.find(n);
+    if (it == converted_.end()) return nullptr;
+    auto jt = it->second.find(order);
+    return jt == it->second.end() ? nullptr : &jt->second;
+  }
+  void SetConverted(const std::string& n, const std::string& order, Datum d) { converted_[n][order] = std::move(d); }
 
  private:
   const Scope* parent_;
   std::unordered_map<std::string, Datum> values_;
+  std::unordered_map<std::string, std::unordered_map<std::string, Datum>> converted_;
 };
 
 ir::TypeInfo TypeOfDatum(const Datum& d) {
@@ -78,8 +93,11 @@ class NodeContext final : public KernelContext {
     return AllocOutput(i, t.dtype, s);
   }
   Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override {
+    return AllocOutput(i, dtype, shape, kRowMajor);
+  }
+  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) override {
     if (i >= outputs_.size()) return node_.Error(StatusCode::kInternal, "output index " + std::to_string(i) + " out of range");
-    auto t = Tensor::Allocate(dtype, shape);
+    auto t = AllocateInOrder(dtype, shape, order);
     if (!t.ok()) return t.status().WithContext(node_.Describe() + ": output " + std::to_string(i));
     outputs_[i] = Datum(*t);
     return t;
@@ -156,6 +174,13 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Mod
 
 const std::vector<std::string>& Executor::node_providers() const { return plans_.at(&model_->graph)->providers; }
 
+plan::LayoutPlan Executor::PlanLayouts() const {
+  const GraphPlan& p = *plans_.at(&model_->graph);
+  std::vector<const KernelLayouts*> layouts(p.kernels.size());
+  for (size_t i = 0; i < p.kernels.size(); ++i) layouts[i] = &p.kernels[i].layouts;
+  return plan::PlanLayouts(model_->graph, p.order, layouts, static_types_);
+}
+
 // Asks the provider, then its fallback, for each node's kernel. Only the main
 // graph has load-time types and constants; subgraph kernels get none.
 Status Executor::InstantiateKernels(const ir::Graph& g, bool main_graph) {
@@ -179,9 +204,9 @@ Status Executor::InstantiateKernels(const ir::Graph& g, bool main_graph) {
         {&provider_.name, provider_.kernels}, {&provider_.fallback_name, provider_.fallback_kernels}};
     for (const auto& [name, kernels] : chain) {
       if (!kernels) continue;
-      KILN_ASSIGN_OR_RETURN(KernelFn fn, kernels->Instantiate(init));
-      if (fn) {
-        plan.kernels[idx] = std::move(fn);
+      KILN_ASSIGN_OR_RETURN(Kernel k, kernels->Instantiate(init));
+      if (k) {
+        plan.kernels[idx] = std::move(k);
         plan.providers[idx] = *name;
         break;
       }
@@ -277,6 +302,21 @@ Result<std::vector<Datum>> Executor::Run(const std::map<std::string, Datum>& fee
   return RunGraph(g, scope, outputs, options.tap ? &options.tap : nullptr);
 }
 
+// Hands input i of node n over in a layout its kernel accepts, converting
+// (once per value and layout) when the stored one is not.
+Result<Datum> Executor::InputFor(const ir::Node& n, size_t i, const Kernel& kernel, Scope& scope) const {
+  const Datum* d = scope.Find(n.inputs[i]);
+  if (!d) return n.Error(StatusCode::kInvalidArgument, "input '" + n.inputs[i] + "' has no value at run time");
+  if (!d->is_tensor()) return *d;
+  DimOrder target;
+  if (plan::AcceptsTensor(kernel.layouts.input(i), d->tensor(), &target)) return *d;
+  const std::string key = OrderName(target, d->tensor().rank());
+  if (const Datum* c = scope.FindConverted(n.inputs[i], key)) return *c;
+  Datum converted(ToOrder(d->tensor(), target));
+  scope.SetConverted(n.inputs[i], key, converted);
+  return converted;
+}
+
 Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
                                               const NodeTap* tap) const {
   auto pit = plans_.find(&g);
@@ -289,11 +329,7 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
     std::vector<ir::TypeInfo> in_types(n.inputs.size());
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i].empty()) continue;
-      const Datum* d = scope.Find(n.inputs[i]);
-      if (!d) return n.Error(StatusCode::kInvalidArgument, "input '" + n.inputs[i] + "' has no value at run time");
-      inputs[i] = *d;
-      // The reference provider's kernels read dense row-major data.
-      if (inputs[i].is_tensor() && !inputs[i].tensor().is_contiguous()) inputs[i] = Datum(inputs[i].tensor().Contiguous());
+      KILN_ASSIGN_OR_RETURN(inputs[i], InputFor(n, i, plan.kernels[plan.order[pos]], scope));
       in_types[i] = TypeOfDatum(inputs[i]);
     }
     std::vector<const ir::TypeInfo*> tptr;
@@ -318,7 +354,7 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
                       return RunGraph(sub, inner, outs, nullptr);
                     });
     ctx.set_graph(&g);
-    Status s = plan.kernels[plan.order[pos]](ctx);
+    Status s = plan.kernels[plan.order[pos]].fn(ctx);
     if (!s.ok()) {
       if (s.message().find(n.Describe()) == std::string::npos) s = s.WithContext(n.Describe());
       return s;
@@ -339,7 +375,9 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
   for (const auto& name : outputs) {
     const Datum* d = scope.Find(name);
     if (!d) return InvalidArgument("graph '" + g.name + "' has no value named '" + name + "'");
-    result.push_back(*d);
+    // Graph results leave in the canonical layout (callers and the kernels
+    // of If/Loop/Scan index them linearly).
+    result.push_back(d->is_tensor() ? Datum(d->tensor().Contiguous()) : *d);
   }
   return result;
 }

@@ -13,6 +13,7 @@
 #include "ir/graph.h"
 #include "kiln/datum.h"
 #include "ops/op_registry.h"
+#include "plan/layout.h"
 #include "runtime/kernel.h"
 #include "runtime/provider.h"
 
@@ -45,6 +46,8 @@ class Executor {
   const std::unordered_map<std::string, ir::TypeInfo>& static_types() const { return static_types_; }
   // Which provider runs each main-graph node, by node index.
   const std::vector<std::string>& node_providers() const;
+  // Each main-graph value's layout and the conversions made, as Run makes them.
+  plan::LayoutPlan PlanLayouts() const;
 
   struct GraphPlan;
   class Scope;
@@ -54,6 +57,7 @@ class Executor {
   Status PlanGraph(const ir::Graph& g, const std::vector<std::string>& outer_names);
   Status InferStatic();
   Status InstantiateKernels(const ir::Graph& g, bool main_graph);
+  Result<Datum> InputFor(const ir::Node& n, size_t i, const Kernel& kernel, Scope& scope) const;
   Result<std::vector<Datum>> RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
                                       const NodeTap* tap) const;
 

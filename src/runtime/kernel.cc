@@ -8,7 +8,7 @@ std::pair<std::string, std::string> Key(const std::string& domain, const std::st
 }  // namespace
 
 void KernelRegistry::Register(const std::string& domain, const std::string& op_type, KernelFn fn) {
-  RegisterFactory(domain, op_type, [fn = std::move(fn)](const KernelInit&) -> Result<KernelFn> { return fn; });
+  RegisterFactory(domain, op_type, [fn = std::move(fn)](const KernelInit&) -> Result<Kernel> { return Kernel(fn); });
 }
 
 void KernelRegistry::RegisterFactory(const std::string& domain, const std::string& op_type, KernelFactory factory) {
@@ -19,9 +19,9 @@ bool KernelRegistry::Has(const std::string& domain, const std::string& op_type) 
   return factories_.count(Key(domain, op_type)) != 0;
 }
 
-Result<KernelFn> KernelRegistry::Instantiate(const KernelInit& init) const {
+Result<Kernel> KernelRegistry::Instantiate(const KernelInit& init) const {
   auto it = factories_.find(Key(init.node.domain, init.node.op_type));
-  if (it == factories_.end()) return KernelFn();
+  if (it == factories_.end()) return Kernel();
   return it->second(init);
 }
 

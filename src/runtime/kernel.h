@@ -10,11 +10,13 @@
 #include "kiln/datum.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
+#include "support/layout.h"
 
 namespace kiln::runtime {
 
-// What a kernel sees of one node's execution. Inputs of the reference
-// provider are always contiguous tensors (views are materialized first).
+// What a kernel sees of one node's execution. Each tensor input arrives in
+// a layout its kernel declared (KernelLayouts); by default that is dense
+// row-major, so the reference provider's kernels index linearly.
 class KernelContext {
  public:
   virtual ~KernelContext() = default;
@@ -36,6 +38,8 @@ class KernelContext {
   // inference could not determine them (then use the explicit form).
   virtual Result<Tensor> AllocOutput(size_t i) = 0;
   virtual Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) = 0;
+  // Output i of logical `shape` stored in `order` (channels-last, ...).
+  virtual Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) = 0;
   // Sets output i to an existing value (a view, a sequence, a none).
   virtual Status SetOutput(size_t i, Datum value) = 0;
 
@@ -53,6 +57,38 @@ class KernelContext {
 
 using KernelFn = std::function<Status(KernelContext&)>;
 
+// The layouts a kernel reads and writes. The executor converts each tensor
+// input that is not dense in one of its accepted orders to the first one
+// before the kernel runs, so a kernel never receives a layout it did not
+// declare; src/plan/layout.cc predicts the same choices statically.
+struct InputLayouts {
+  std::vector<DimOrder> orders;  // accepted, preferred first; empty = row-major only
+  bool any_dense = false;        // any dense order (elementwise, zero-copy views)
+  bool any_strided = false;      // any strides at all, gaps too (kernels that index through strides)
+};
+// The order of output 0 (others are row-major) from the orders its inputs
+// arrived in; nullptr: row-major.
+using OutputOrderFn = std::function<DimOrder(const std::vector<DimOrder>& input_orders)>;
+struct KernelLayouts {
+  std::vector<InputLayouts> inputs;  // by input index; missing = row-major only
+  OutputOrderFn output_order;
+  const InputLayouts& input(size_t i) const {
+    static const InputLayouts kRowMajorOnly;
+    return i < inputs.size() ? inputs[i] : kRowMajorOnly;
+  }
+};
+
+// A node's kernel: the function and its layout declaration. An empty fn
+// declines the node.
+struct Kernel {
+  KernelFn fn;
+  KernelLayouts layouts;
+  Kernel() = default;
+  Kernel(KernelFn f) : fn(std::move(f)) {}  // NOLINT: row-major in and out
+  Kernel(KernelFn f, KernelLayouts l) : fn(std::move(f)), layouts(std::move(l)) {}
+  explicit operator bool() const { return static_cast<bool>(fn); }
+};
+
 // What a kernel factory sees once, at session creation: the node, its opset,
 // the load-time types of its inputs (nullptr when unknown) and the values of
 // inputs that are constant for the session (initializers that cannot be fed).
@@ -65,9 +101,9 @@ struct KernelInit {
   const ir::TypeInfo* input_type(size_t i) const { return i < input_types.size() ? input_types[i] : nullptr; }
   const Tensor* constant(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i] : nullptr; }
 };
-// Returns the node's kernel; an empty KernelFn declines the node (the
-// executor then falls back to the next provider). An error fails the session.
-using KernelFactory = std::function<Result<KernelFn>(const KernelInit&)>;
+// Returns the node's kernel; an empty one declines the node (the executor
+// then falls back to the next provider). An error fails the session.
+using KernelFactory = std::function<Result<Kernel>(const KernelInit&)>;
 
 class KernelRegistry {
  public:
@@ -77,7 +113,7 @@ class KernelRegistry {
   void RegisterFactory(const std::string& domain, const std::string& op_type, KernelFactory factory);
   bool Has(const std::string& domain, const std::string& op_type) const;
   // The kernel for one node; empty when the op is unknown here or declined.
-  Result<KernelFn> Instantiate(const KernelInit& init) const;
+  Result<Kernel> Instantiate(const KernelInit& init) const;
   size_t size() const { return factories_.size(); }
 
  private:

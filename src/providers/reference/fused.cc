@@ -31,6 +31,9 @@ class InnerContext final : public runtime::KernelContext {
   const ir::TypeInfo& inferred_output(size_t i) const override { return outer_.inferred_output(i); }
   Result<Tensor> AllocOutput(size_t i) override { return Keep(i, outer_.AllocOutput(i)); }
   Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override { return Keep(i, outer_.AllocOutput(i, dtype, shape)); }
+  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) override {
+    return Keep(i, outer_.AllocOutput(i, dtype, shape, order));
+  }
   Status SetOutput(size_t i, Datum value) override {
     // A kernel that hands back a view: copy it, so the post-processing
     // writes into a buffer of its own rather than into an input.
@@ -88,7 +91,7 @@ Status PostProcess(runtime::KernelContext& ctx, const FusedPlan& p, Tensor& y) {
 
 // A factory: parses the activation and finds the unfused kernel once per node.
 runtime::KernelFactory FusedFactory(const char* inner_op, size_t inner_inputs, size_t extra) {
-  return [=](const runtime::KernelInit& init) -> Result<runtime::KernelFn> {
+  return [=](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
     auto plan = std::make_shared<FusedPlan>();
     KILN_ASSIGN_OR_RETURN(plan->act, ops::ParseActivation(init.node));
     auto inner = std::make_shared<ir::Node>(init.node);
@@ -100,11 +103,12 @@ runtime::KernelFactory FusedFactory(const char* inner_op, size_t inner_inputs, s
     runtime::KernelInit inner_init{*inner, kInnerOpset, init.input_types, init.constant_inputs};
     if (inner_init.input_types.size() > inner_inputs) inner_init.input_types.resize(inner_inputs);
     if (inner_init.constant_inputs.size() > inner_inputs) inner_init.constant_inputs.resize(inner_inputs);
-    KILN_ASSIGN_OR_RETURN(plan->inner_kernel, Kernels().Instantiate(inner_init));
+    KILN_ASSIGN_OR_RETURN(runtime::Kernel inner_kernel, Kernels().Instantiate(inner_init));
+    plan->inner_kernel = std::move(inner_kernel.fn);
     if (!plan->inner_kernel) return init.node.Error(StatusCode::kInternal, std::string("no reference kernel for ") + inner_op);
     plan->inner = std::move(inner);
     plan->extra = extra;
-    return runtime::KernelFn([plan](runtime::KernelContext& ctx) -> Status {
+    return runtime::Kernel([plan](runtime::KernelContext& ctx) -> Status {
       InnerContext ictx(ctx, *plan->inner);
       KILN_RETURN_IF_ERROR(plan->inner_kernel(ictx));
       Tensor y = ictx.output();
