@@ -27,5 +27,6 @@ void AddDemoCommand(CLI::App& app, Commands& cmds);     // demo.cc
 void AddGenInputsCommand(CLI::App& app, Commands& cmds);  // run.cc
 void AddConformanceCommand(CLI::App& app, Commands& cmds);  // conformance.cc
 void AddBenchCommand(CLI::App& app, Commands& cmds);        // bench.cc
+void AddCompareCommand(CLI::App& app, Commands& cmds);      // compare.cc
 
 }  // namespace kiln::cli

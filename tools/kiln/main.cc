@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   kiln::cli::Commands cmds;
   kiln::cli::RegisterCommands(app, cmds);
   kiln::cli::AddBenchCommand(app, cmds);
+  kiln::cli::AddCompareCommand(app, cmds);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
