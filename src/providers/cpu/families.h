@@ -6,5 +6,8 @@
 namespace kiln::cpu {
 
 void RegisterConvKernels(runtime::KernelRegistry& r);  // conv.cc
+void RegisterElementwiseKernels(runtime::KernelRegistry& r);  // elementwise.cc
+void RegisterDataMovementKernels(runtime::KernelRegistry& r);  // data_movement.cc
+void RegisterResizeKernels(runtime::KernelRegistry& r);  // resize.cc
 
 }  // namespace kiln::cpu

@@ -8,6 +8,9 @@ const runtime::KernelRegistry& Kernels() {
   static const runtime::KernelRegistry* registry = [] {
     auto* r = new runtime::KernelRegistry();
     RegisterConvKernels(*r);
+    RegisterElementwiseKernels(*r);
+    RegisterDataMovementKernels(*r);
+    RegisterResizeKernels(*r);
     return r;
   }();
   return *registry;

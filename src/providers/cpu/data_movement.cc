@@ -1,0 +1,132 @@
+// Data movement on the cpu provider, layout-aware:
+//  - Transpose is a zero-copy view: the output is the input's storage with
+//    permuted strides, so its layout is PermutedOrder(input, perm). The
+//    graph-level NHWC->NCHW Transpose of an NHWC model thus becomes a
+//    channels-last value the convolutions read directly, with no copy.
+//  - Concat reads any dense layout and writes the layout its inputs share
+//    (row-major when they differ), each input copied into its slice of the
+//    output through strides; on channels-last data a channel Concat is a
+//    copy of contiguous channel runs per pixel.
+// Any dtype but string (a byte copy by element size).
+#include <cstring>
+
+#include "ops/data_movement.h"
+#include "providers/cpu/families.h"
+#include "providers/cpu/strided_loop.h"
+
+namespace kiln::cpu {
+namespace {
+
+// ---- Transpose ----------------------------------------------------------------
+
+Result<runtime::Kernel> MakeTranspose(const runtime::KernelInit& init) {
+  const ir::TypeInfo* t = init.input_type(0);
+  if (!t || t->kind != ir::TypeInfo::Kind::kTensor || !t->shape || t->dtype == DType::kString) return runtime::Kernel();
+  const int64_t rank = static_cast<int64_t>(t->shape->size());
+  KILN_ASSIGN_OR_RETURN(ops::TransposeAttrs a, ops::ParseTranspose(init.node, init.opset));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ops::TransposePerm(init.node, a, rank));
+  runtime::KernelLayouts l;
+  l.inputs.resize(1);
+  l.inputs[0].any_dense = true;
+  l.output_order = [perm](const std::vector<DimOrder>& in) { return PermutedOrder(in[0], perm); };
+  return runtime::Kernel(
+      [perm](runtime::KernelContext& ctx) -> Status {
+        const Tensor& x = ctx.input(0);
+        if (x.rank() != static_cast<int>(perm.size()))
+          return ctx.Error("input has rank " + std::to_string(x.rank()) + ", perm has " + std::to_string(perm.size()) + " entries");
+        return ctx.SetOutput(0, Datum(x.Permuted(perm)));
+      },
+      std::move(l));
+}
+
+// ---- Concat -------------------------------------------------------------------
+
+template <typename T>
+void CopyStrided(T* dst, const T* src, const LoopNest<2>& nest) {
+  ForEachInnerRun(nest, 0, nest.outer_count(), [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
+    T* d = dst + off[0];
+    const T* p = src + off[1];
+    if (s[0] == 1 && s[1] == 1) {
+      std::memcpy(d, p, static_cast<size_t>(n) * sizeof(T));
+    } else {
+      for (int64_t i = 0; i < n; ++i) d[i * s[0]] = p[i * s[1]];
+    }
+  });
+}
+
+// Copies src into dst (same logical shape, any strides).
+Status CopyInto(const Tensor& dst, const Tensor& src) {
+  const LoopNest<2> nest = MakeLoopNest<2>(src.shape(), {dst.strides(), src.strides()});
+  switch (DTypeSize(src.dtype())) {
+    case 1: CopyStrided(static_cast<uint8_t*>(dst.raw()), static_cast<const uint8_t*>(src.raw()), nest); break;
+    case 2: CopyStrided(static_cast<uint16_t*>(dst.raw()), static_cast<const uint16_t*>(src.raw()), nest); break;
+    case 4: CopyStrided(static_cast<uint32_t*>(dst.raw()), static_cast<const uint32_t*>(src.raw()), nest); break;
+    case 8: CopyStrided(static_cast<uint64_t*>(dst.raw()), static_cast<const uint64_t*>(src.raw()), nest); break;
+    default: return Internal("element size " + std::to_string(DTypeSize(src.dtype())) + " cannot be copied");
+  }
+  return Status::Ok();
+}
+
+DimOrder SharedOrder(const std::vector<DimOrder>& orders, int rank) {
+  for (const DimOrder& o : orders)
+    if (!SameOrder(o, orders[0], rank)) return kRowMajor;
+  return orders.empty() ? kRowMajor : orders[0];
+}
+
+Status RunConcat(runtime::KernelContext& ctx, int64_t axis_attr) {
+  std::vector<const Tensor*> ins;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) ins.push_back(&ctx.input(i));
+  if (ins.empty()) return ctx.Error("Concat needs at least one input");
+  const int rank = ins[0]->rank();
+  const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+  if (axis < 0 || axis >= rank) return ctx.Error("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
+  Shape out = ins[0]->shape();
+  out[static_cast<size_t>(axis)] = 0;
+  std::vector<DimOrder> orders;
+  for (const Tensor* t : ins) {
+    if (t->rank() != rank || t->dtype() != ins[0]->dtype()) return ctx.Error("inputs differ in rank or dtype: " + t->Describe());
+    for (int d = 0; d < rank; ++d)
+      if (d != axis && t->shape()[static_cast<size_t>(d)] != ins[0]->shape()[static_cast<size_t>(d)])
+        return ctx.Error("input " + t->Describe() + " differs from " + ins[0]->Describe() + " off the concat axis");
+    out[static_cast<size_t>(axis)] += t->shape()[static_cast<size_t>(axis)];
+    DimOrder o;
+    if (!FindOrder(*t, &o)) return ctx.Error("cpu Concat was handed a non-dense input: " + t->Describe());
+    orders.push_back(o);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, ins[0]->dtype(), out, SharedOrder(orders, rank)));
+  int64_t start = 0;
+  for (const Tensor* t : ins) {
+    if (t->numel() > 0) {
+      Tensor slice = y.View(t->shape(), y.strides(), y.offset() + start * y.strides()[static_cast<size_t>(axis)]);
+      KILN_RETURN_IF_ERROR(CopyInto(slice, *t));
+    }
+    start += t->shape()[static_cast<size_t>(axis)];
+  }
+  return Status::Ok();
+}
+
+Result<runtime::Kernel> MakeConcat(const runtime::KernelInit& init) {
+  for (size_t i = 0; i < init.node.inputs.size(); ++i) {
+    const ir::TypeInfo* t = init.input_type(i);
+    if (!t || t->kind != ir::TypeInfo::Kind::kTensor || !t->shape || t->dtype == DType::kString || t->dtype == DType::kUndefined)
+      return runtime::Kernel();
+  }
+  KILN_ASSIGN_OR_RETURN(ops::ConcatAttrs a, ops::ParseConcat(init.node, init.opset));
+  const int rank = static_cast<int>(init.input_type(0)->shape->size());
+  runtime::KernelLayouts l;
+  l.inputs.resize(init.node.inputs.size());
+  for (auto& in : l.inputs) in.any_dense = true;
+  l.output_order = [rank](const std::vector<DimOrder>& in) { return SharedOrder(in, rank); };
+  const int64_t axis = a.axis;
+  return runtime::Kernel([axis](runtime::KernelContext& ctx) { return RunConcat(ctx, axis); }, std::move(l));
+}
+
+}  // namespace
+
+void RegisterDataMovementKernels(runtime::KernelRegistry& r) {
+  r.RegisterFactory("", "Transpose", MakeTranspose);
+  r.RegisterFactory("", "Concat", MakeConcat);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,300 @@
+// float32 elementwise kernels of the cpu provider: the binary arithmetic ops
+// with numpy broadcasting (Add, Sub, Mul, Div, Max, Min, PRelu) and the
+// unary activations. Both read any dense layout (KernelLayouts any_dense):
+// a unary op writes its output in the input's layout; a binary op in the
+// layout of the operand that has the output's shape (row-major when neither
+// does), walking the output in memory order (strided_loop.h). The loops are
+// compiled for AVX-512, AVX2 and baseline x86-64 and the best one is picked
+// at load time (target_clones); the math is vec_math.h's, not libm's, so it
+// vectorizes.
+//
+// Declined (left to the reference): other dtypes, opset < 7 broadcasting
+// (its `axis` rules), Max/Min with other than two inputs, Clip bounds that
+// are not constant.
+#include <omp.h>
+
+#include <cmath>
+#include <functional>
+
+#include "ops/elementwise.h"
+#include "providers/cpu/families.h"
+#include "providers/cpu/strided_loop.h"
+#include "providers/cpu/vec_math.h"
+
+namespace kiln::cpu {
+namespace {
+
+#define KILN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// Below this many elements a second thread costs more than it saves.
+constexpr int64_t kParallelMin = 1 << 15;
+
+enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPRelu };
+
+template <BinOp op>
+inline float Apply(float a, float b) {
+  if constexpr (op == BinOp::kAdd) return a + b;
+  if constexpr (op == BinOp::kSub) return a - b;
+  if constexpr (op == BinOp::kMul) return a * b;
+  if constexpr (op == BinOp::kDiv) return a / b;
+  // Max/Min propagate NaN as the spec's numpy semantics do.
+  if constexpr (op == BinOp::kMax) return a != a || b != b ? a + b : (a > b ? a : b);
+  if constexpr (op == BinOp::kMin) return a != a || b != b ? a + b : (a < b ? a : b);
+  if constexpr (op == BinOp::kPRelu) return a < 0 ? a * b : a;
+}
+
+// The inner run: o[i] = a[i*sa] op b[i*sb], with the common stride pairs
+// spelled out so each is a straight vector loop.
+template <BinOp op>
+inline void BinaryRunT(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = Apply<op>(a[i], b[i]);
+  } else if (sa == 1 && sb == 0) {
+    const float v = b[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = Apply<op>(a[i], v);
+  } else if (sa == 0 && sb == 1) {
+    const float v = a[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = Apply<op>(v, b[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = Apply<op>(a[i * sa], b[i * sb]);
+  }
+}
+
+KILN_CPU_CLONES void AddRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kAdd>(o, a, b, n, sa, sb); }
+KILN_CPU_CLONES void SubRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kSub>(o, a, b, n, sa, sb); }
+KILN_CPU_CLONES void MulRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kMul>(o, a, b, n, sa, sb); }
+KILN_CPU_CLONES void DivRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kDiv>(o, a, b, n, sa, sb); }
+KILN_CPU_CLONES void MaxRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kMax>(o, a, b, n, sa, sb); }
+KILN_CPU_CLONES void MinRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kMin>(o, a, b, n, sa, sb); }
+KILN_CPU_CLONES void PReluRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kPRelu>(o, a, b, n, sa, sb); }
+
+using BinaryRun = void (*)(float*, const float*, const float*, int64_t, int64_t, int64_t);
+
+// Splits [0, n) across the session's threads when the work is big enough.
+template <typename F>
+void ParallelFor(int64_t n, int64_t work, F&& f) {
+  const int threads = work >= kParallelMin ? std::min<int64_t>(omp_get_max_threads(), n) : 1;
+  if (threads <= 1) {
+    f(0, n);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t begin = n * t / nt, end = n * (t + 1) / nt;
+    if (begin < end) f(begin, end);
+  }
+}
+
+bool IsStaticFloat(const ir::TypeInfo* t) {
+  return t && t->kind == ir::TypeInfo::Kind::kTensor && t->dtype == DType::kFloat32 && t->shape;
+}
+
+std::optional<Shape> StaticShape(const ir::TypeInfo* t) {
+  if (!t || !t->shape) return std::nullopt;
+  Shape s;
+  for (const ir::Dim& d : *t->shape) {
+    if (!d.known()) return std::nullopt;
+    s.push_back(d.value);
+  }
+  return s;
+}
+
+Result<Shape> BroadcastShape(const runtime::KernelContext& ctx, const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) return ctx.Error("shapes " + ShapeToString(a) + " and " + ShapeToString(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// The layout of a binary op's output: that of an operand with the output's
+// shape (A first), else row-major. The static plan and Run use this rule.
+DimOrder BinaryOutputOrder(const Tensor& a, const Tensor& b, const Shape& out) {
+  DimOrder o;
+  if (a.shape() == out && FindOrder(a, &o)) return o;
+  if (b.shape() == out && FindOrder(b, &o)) return o;
+  return kRowMajor;
+}
+
+Status RunBinary(runtime::KernelContext& ctx, BinaryRun run) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32)
+    return ctx.Error("cpu kernel takes float32, got " + a.Describe() + " and " + b.Describe());
+  KILN_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShape(ctx, a.shape(), b.shape()));
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, out_shape, BinaryOutputOrder(a, b, out_shape)));
+  if (y.numel() == 0) return Status::Ok();
+  const LoopNest<3> nest = MakeLoopNest<3>(out_shape, {y.strides(), BroadcastStrides(a, out_shape), BroadcastStrides(b, out_shape)});
+  float* po = y.data<float>();
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  ParallelFor(nest.outer_count(), y.numel(), [&](int64_t begin, int64_t end) {
+    ForEachInnerRun(nest, begin, end, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& s) {
+      run(po + off[0], pa + off[1], pb + off[2], n, s[1], s[2]);
+    });
+  });
+  return Status::Ok();
+}
+
+runtime::KernelLayouts AnyDense(size_t inputs, runtime::OutputOrderFn out) {
+  runtime::KernelLayouts l;
+  l.inputs.resize(inputs);
+  for (auto& in : l.inputs) in.any_dense = true;
+  l.output_order = std::move(out);
+  return l;
+}
+
+runtime::KernelFactory BinaryFactory(BinaryRun run, bool prelu) {
+  return [run, prelu](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
+    if (init.node.inputs.size() != 2 || !IsStaticFloat(init.input_type(0)) || !IsStaticFloat(init.input_type(1)))
+      return runtime::Kernel();
+    if (init.opset < 7) return runtime::Kernel();  // legacy broadcast / PRelu slope rules
+    // The plan's prediction of the output layout, from the static shapes (the
+    // rule of BinaryOutputOrder; unknown shapes predict row-major).
+    auto sa = StaticShape(init.input_type(0)), sb = StaticShape(init.input_type(1));
+    std::optional<Shape> so;
+    if (sa && sb) {
+      so = Shape(std::max(sa->size(), sb->size()), 1);
+      for (size_t i = 0; i < so->size(); ++i) {
+        const size_t r = so->size();
+        const int64_t da = i < r - sa->size() ? 1 : (*sa)[i - (r - sa->size())];
+        const int64_t db = i < r - sb->size() ? 1 : (*sb)[i - (r - sb->size())];
+        (*so)[i] = da == 1 ? db : da;
+      }
+    }
+    auto out_order = [sa, sb, so](const std::vector<DimOrder>& in) -> DimOrder {
+      if (so && sa == so) return in[0];
+      if (so && sb == so) return in[1];
+      return kRowMajor;
+    };
+    (void)prelu;
+    return runtime::Kernel([run](runtime::KernelContext& ctx) { return RunBinary(ctx, run); }, AnyDense(2, out_order));
+  };
+}
+
+// ---- unary ------------------------------------------------------------------
+
+struct UnaryParams {
+  float alpha = 0, beta = 0;
+};
+using UnaryRun = void (*)(float*, const float*, int64_t, UnaryParams);
+
+KILN_CPU_CLONES void ReluRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0 ? x[i] : 0.f;
+}
+KILN_CPU_CLONES void LeakyReluRun(float* o, const float* x, int64_t n, UnaryParams p) {
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] < 0 ? p.alpha * x[i] : x[i];
+}
+KILN_CPU_CLONES void SigmoidRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = SigmoidF(x[i]);
+}
+KILN_CPU_CLONES void TanhRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = TanhF(x[i]);
+}
+KILN_CPU_CLONES void ExpRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = ExpF(x[i]);
+}
+KILN_CPU_CLONES void HardSigmoidRun(float* o, const float* x, int64_t n, UnaryParams p) {
+  for (int64_t i = 0; i < n; ++i) o[i] = std::fmin(1.f, std::fmax(0.f, p.alpha * x[i] + p.beta));
+}
+KILN_CPU_CLONES void HardSwishRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] * std::fmin(1.f, std::fmax(0.f, x[i] * (1.f / 6.f) + 0.5f));
+}
+// Clip: bounds as alpha (min) and beta (max); NaN passes through as the spec's.
+KILN_CPU_CLONES void ClipRun(float* o, const float* x, int64_t n, UnaryParams p) {
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] < p.alpha ? p.alpha : (x[i] > p.beta ? p.beta : x[i]);
+}
+KILN_CPU_CLONES void NegRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = -x[i];
+}
+KILN_CPU_CLONES void AbsRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = std::fabs(x[i]);
+}
+KILN_CPU_CLONES void SqrtRun(float* o, const float* x, int64_t n, UnaryParams) {
+  for (int64_t i = 0; i < n; ++i) o[i] = std::sqrt(x[i]);
+}
+
+Status RunUnary(runtime::KernelContext& ctx, UnaryRun run, UnaryParams p) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::kFloat32) return ctx.Error("cpu kernel takes float32, got " + x.Describe());
+  DimOrder order;
+  if (!FindOrder(x, &order)) return ctx.Error("cpu kernel was handed a non-dense input: " + x.Describe());
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, x.shape(), order));
+  // Dense in the same order: the same flat position holds the same element.
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+  const int64_t n = x.numel();
+  ParallelFor(n, n, [&](int64_t begin, int64_t end) { run(py + begin, px + begin, end - begin, p); });
+  return Status::Ok();
+}
+
+runtime::KernelLayouts UnaryLayouts(size_t inputs) {
+  runtime::KernelLayouts l = AnyDense(1, [](const std::vector<DimOrder>& in) { return in[0]; });
+  l.inputs.resize(inputs);  // Clip's bounds: scalars, row-major
+  return l;
+}
+
+runtime::KernelFactory UnaryFactory(UnaryRun run, std::function<Result<UnaryParams>(const runtime::KernelInit&)> params = nullptr) {
+  return [run, params](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
+    if (!IsStaticFloat(init.input_type(0))) return runtime::Kernel();
+    UnaryParams p;
+    if (params) {
+      auto r = params(init);
+      if (!r.ok()) {
+        if (r.status().code() == StatusCode::kUnimplemented) return runtime::Kernel();  // declined
+        return r.status();
+      }
+      p = *r;
+    }
+    return runtime::Kernel([run, p](runtime::KernelContext& ctx) { return RunUnary(ctx, run, p); }, UnaryLayouts(init.node.inputs.size()));
+  };
+}
+
+Result<UnaryParams> ActivationParams(const runtime::KernelInit& init) {
+  KILN_ASSIGN_OR_RETURN(ops::ActivationAttrs a, ops::ParseActivation(init.node, init.opset));
+  return UnaryParams{a.alpha, a.beta};
+}
+
+// Clip bounds: attributes before opset 11, then optional constant inputs.
+Result<UnaryParams> ClipParams(const runtime::KernelInit& init) {
+  KILN_ASSIGN_OR_RETURN(ops::ClipAttrs a, ops::ParseClip(init.node, init.opset));
+  UnaryParams p{-INFINITY, INFINITY};
+  if (a.min) p.alpha = *a.min;
+  if (a.max) p.beta = *a.max;
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!init.node.HasInput(i)) continue;
+    const Tensor* c = init.constant(i);
+    if (!c || c->dtype() != DType::kFloat32 || c->numel() != 1) return Status(StatusCode::kUnimplemented, "Clip bound not constant");
+    (i == 1 ? p.alpha : p.beta) = static_cast<float>(c->GetAsDouble(0));
+  }
+  return p;
+}
+
+}  // namespace
+
+void RegisterElementwiseKernels(runtime::KernelRegistry& r) {
+  r.RegisterFactory("", "Add", BinaryFactory(AddRun, false));
+  r.RegisterFactory("", "Sub", BinaryFactory(SubRun, false));
+  r.RegisterFactory("", "Mul", BinaryFactory(MulRun, false));
+  r.RegisterFactory("", "Div", BinaryFactory(DivRun, false));
+  r.RegisterFactory("", "Max", BinaryFactory(MaxRun, false));
+  r.RegisterFactory("", "Min", BinaryFactory(MinRun, false));
+  r.RegisterFactory("", "PRelu", BinaryFactory(PReluRun, true));
+  r.RegisterFactory("", "Relu", UnaryFactory(ReluRun));
+  r.RegisterFactory("", "LeakyRelu", UnaryFactory(LeakyReluRun, ActivationParams));
+  r.RegisterFactory("", "Sigmoid", UnaryFactory(SigmoidRun));
+  r.RegisterFactory("", "Tanh", UnaryFactory(TanhRun));
+  r.RegisterFactory("", "Exp", UnaryFactory(ExpRun));
+  r.RegisterFactory("", "HardSigmoid", UnaryFactory(HardSigmoidRun, ActivationParams));
+  r.RegisterFactory("", "HardSwish", UnaryFactory(HardSwishRun));
+  r.RegisterFactory("", "Clip", UnaryFactory(ClipRun, ClipParams));
+  r.RegisterFactory("", "Neg", UnaryFactory(NegRun));
+  r.RegisterFactory("", "Abs", UnaryFactory(AbsRun));
+  r.RegisterFactory("", "Sqrt", UnaryFactory(SqrtRun));
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,241 @@
+// The cpu provider's elementwise, Transpose, Concat and Resize kernels
+// against the reference provider, on every layout each kernel accepts. An
+// op's inputs arrive either row-major (NCHW graph inputs) or channels-last:
+// an NHWC graph input behind a Transpose(0,3,1,2), which the cpu provider
+// turns into a zero-copy channels-last view (the situation of kiln's
+// motivating Resize bug). Each case checks that the layout really was the
+// one intended (no conversion planned in front of the op) and that the op
+// ran on cpu.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/builder.h"
+#include "runtime/session_internal.h"
+
+namespace kiln {
+namespace {
+
+using ir::Attribute;
+
+enum class In { kNCHW, kNHWC };
+
+struct Operand {
+  Shape shape;       // logical (NCHW) shape
+  In layout = In::kNCHW;  // kNHWC: fed as NHWC and transposed inside the graph (rank 4 only)
+  bool constant = false;  // an initializer instead of an input
+};
+
+struct Case {
+  std::string what;
+  std::string op;
+  std::vector<Operand> inputs;
+  std::vector<Attribute> attrs;
+  std::vector<std::pair<size_t, Tensor>> const_inputs;  // extra constant inputs by slot (scales, bounds)
+  int64_t opset = 17;
+};
+
+struct Built {
+  ir::Model model;
+  std::map<std::string, Tensor> feeds;
+  std::string op_node = "op";
+};
+
+Built Build(const Case& c) {
+  ir::GraphBuilder b(c.opset, "main", 7);
+  ir::SeededRng rng(11);
+  Built r;
+  size_t slots = c.inputs.size();
+  for (const auto& [slot, t] : c.const_inputs) slots = std::max(slots, slot + 1);
+  std::vector<std::string> ins(slots);
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Operand& o = c.inputs[i];
+    const std::string name = "in" + std::to_string(i);
+    Tensor v = *ir::RandomTensor(DType::kFloat32, o.shape, rng, -3, 3);
+    if (o.constant) {
+      ins[i] = b.AddInitializer(name, v);
+    } else if (o.layout == In::kNHWC) {
+      const Shape nhwc = {o.shape[0], o.shape[2], o.shape[3], o.shape[1]};
+      auto x = b.AddInput(name, DType::kFloat32, nhwc);
+      r.feeds[name] = v.Permuted({0, 2, 3, 1}).Contiguous();
+      ins[i] = b.AddNode("Transpose", {x}, {Attribute::Ints("perm", {0, 3, 1, 2})}, 1, "t" + std::to_string(i))[0];
+    } else {
+      ins[i] = b.AddInput(name, DType::kFloat32, o.shape);
+      r.feeds[name] = v;
+    }
+  }
+  for (const auto& [slot, t] : c.const_inputs) ins[slot] = b.AddInitializer("c" + std::to_string(slot), t);
+  b.AddOutput(b.AddNode(c.op, ins, c.attrs, 1, "op")[0]);
+  auto m = b.Build();
+  EXPECT_TRUE(m.ok()) << c.what << ": " << m.status().ToString();
+  r.model = std::move(m).value();
+  return r;
+}
+
+void Check(const Case& c, double atol = 1e-5, double rtol = 1e-5) {
+  SCOPED_TRACE(c.what);
+  Built b = Build(c);
+  auto ref = CreateSessionFromModel(b.model);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  SessionOptions o;
+  o.provider = "cpu";
+  o.opt_level = "disable";
+  auto cpu = CreateSessionFromModel(b.model, o);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  const runtime::Executor& ex = *(*cpu)->impl().executor;
+  const auto& nodes = ex.model().graph.nodes;
+  size_t op_index = nodes.size();
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].name == "op") op_index = i;
+  ASSERT_LT(op_index, nodes.size());
+  EXPECT_EQ(ex.node_providers()[op_index], "cpu") << "fell back to the reference";
+  // The op must receive the layouts the case intends: no conversion in front of it.
+  plan::LayoutPlan lp = ex.PlanLayouts();
+  for (const auto& conv : lp.conversions)
+    EXPECT_NE(conv.node, op_index) << "a conversion of '" << conv.value << "' to " << OrderName(conv.to, conv.rank) << " was planned";
+  auto want = (*ref)->Run(b.feeds);
+  auto got = (*cpu)->Run(b.feeds);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  const Tensor& e = (*want)[0];
+  const Tensor& a = (*got)[0];
+  ASSERT_EQ(a.shape(), e.shape());
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < e.numel(); ++i) {
+    const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
+    const bool ok = (std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= atol + rtol * std::fabs(y);
+    if (!ok && bad++ == 0) first = i;
+  }
+  EXPECT_EQ(bad, 0) << bad << " of " << e.numel() << " differ; first at " << first << ": cpu " << a.GetAsDouble(first)
+                    << " reference " << e.GetAsDouble(first);
+}
+
+const Shape kX = {2, 5, 6, 7};
+
+TEST(CpuElementwise, BinaryOpsBroadcastOnBothLayouts) {
+  const std::vector<Shape> others = {{2, 5, 6, 7}, {1, 5, 1, 1}, {5, 1, 1}, {}, {7}, {1, 1, 6, 7}, {2, 1, 6, 1}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
+    for (In layout : {In::kNCHW, In::kNHWC})
+      for (const Shape& s : others)
+        for (bool swap : {false, true}) {
+          Operand big{kX, layout}, small{s, In::kNCHW, true};
+          if (s == kX) small = {s, layout};  // both channels-last, or both row-major
+          Case c{std::string(op) + (layout == In::kNHWC ? " NHWC " : " NCHW ") + ShapeToString(s) + (swap ? " swapped" : ""),
+                 op,
+                 swap ? std::vector<Operand>{small, big} : std::vector<Operand>{big, small}};
+          Check(c);
+        }
+}
+
+TEST(CpuElementwise, MixedLayoutsOfFullShapeOperands) {
+  Check({"Add NHWC + NCHW", "Add", {{kX, In::kNHWC}, {kX, In::kNCHW}}});
+  Check({"Mul NCHW * NHWC", "Mul", {{kX, In::kNCHW}, {kX, In::kNHWC}}});
+}
+
+TEST(CpuElementwise, PReluPerChannelSlope) {
+  for (In layout : {In::kNCHW, In::kNHWC}) Check({"PRelu", "PRelu", {{kX, layout}, {{5, 1, 1}, In::kNCHW, true}}});
+}
+
+TEST(CpuElementwise, UnaryOpsOnBothLayouts) {
+  const std::vector<std::pair<std::string, std::vector<Attribute>>> ops = {
+      {"Relu", {}}, {"Sigmoid", {}}, {"Tanh", {}}, {"Exp", {}}, {"HardSwish", {}}, {"Neg", {}}, {"Abs", {}},
+      {"LeakyRelu", {Attribute::Float("alpha", 0.3f)}}, {"HardSigmoid", {Attribute::Float("alpha", 0.25f), Attribute::Float("beta", 0.4f)}},
+  };
+  for (const auto& [op, attrs] : ops)
+    for (In layout : {In::kNCHW, In::kNHWC}) Check({op + (layout == In::kNHWC ? " NHWC" : " NCHW"), op, {{kX, layout}}, attrs});
+  // Sqrt on the positive half only is covered by Abs first; here the NaN path of negatives must match too.
+  for (In layout : {In::kNCHW, In::kNHWC}) Check({"Sqrt", "Sqrt", {{kX, layout}}});
+  for (In layout : {In::kNCHW, In::kNHWC})
+    Check({"Clip 0..6", "Clip", {{kX, layout}}, {}, {{1, Tensor::Scalar(-0.5f)}, {2, Tensor::Scalar(1.5f)}}});
+}
+
+TEST(CpuElementwise, ExpAndSigmoidOverTheFloatRange) {
+  // Large magnitudes saturate as the reference's do (inf / 0, 1 / 0).
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, Shape{8});
+  b.AddOutput(b.AddNode("Exp", {x}, {}, 1, "op")[0]);
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  SessionOptions o;
+  o.provider = "cpu";
+  auto cpu = CreateSessionFromModel(*m, o);
+  ASSERT_TRUE(cpu.ok());
+  std::vector<float> in = {-200.f, -87.f, -10.f, -1e-3f, 0.f, 1.f, 88.f, 200.f};
+  auto got = (*cpu)->Run({{"x", Tensor::FromVector<float>(DType::kFloat32, {8}, in)}});
+  ASSERT_TRUE(got.ok());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double want = std::exp(static_cast<double>(in[i]));
+    const double v = (*got)[0].GetAsDouble(static_cast<int64_t>(i));
+    if (std::isinf(static_cast<float>(want))) EXPECT_TRUE(std::isinf(v)) << in[i];
+    else EXPECT_NEAR(v, want, 2e-7 * want + 1e-38) << in[i];
+  }
+}
+
+TEST(CpuConcat, AnyAxisOnBothLayoutsAndMixed) {
+  for (int64_t axis : {1, 3, -1, 0, 2})
+    for (In layout : {In::kNCHW, In::kNHWC}) {
+      Shape a = kX, b = kX;
+      const size_t ax = static_cast<size_t>(axis < 0 ? axis + 4 : axis);
+      b[ax] = 3;
+      Check({"Concat axis " + std::to_string(axis), "Concat", {{a, layout}, {b, layout}, {a, layout}}, {Attribute::Int("axis", axis)}});
+    }
+  Shape b = kX;
+  b[1] = 2;
+  Check({"Concat mixed layouts", "Concat", {{kX, In::kNHWC}, {b, In::kNCHW}}, {Attribute::Int("axis", 1)}});
+}
+
+TEST(CpuTranspose, IsAViewInTheLayoutItPredicts) {
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, Shape{1, 4, 5, 3});
+  auto t = b.AddNode("Transpose", {x}, {Attribute::Ints("perm", {0, 3, 1, 2})}, 1, "t")[0];
+  auto r = b.AddNode("Relu", {t}, {}, 1, "op")[0];
+  b.AddOutput(r);
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  SessionOptions o;
+  o.provider = "cpu";
+  o.opt_level = "disable";
+  auto s = CreateSessionFromModel(*m, o);
+  ASSERT_TRUE(s.ok());
+  plan::LayoutPlan lp = (*s)->impl().executor->PlanLayouts();
+  EXPECT_EQ(OrderName(lp.orders[t], 4), "NHWC");
+  EXPECT_EQ(OrderName(lp.orders[r], 4), "NHWC");
+  EXPECT_TRUE(lp.conversions.empty());
+  // Other permutations: compared with the reference by the harness.
+  for (std::vector<int64_t> perm : {std::vector<int64_t>{0, 2, 3, 1}, {3, 2, 1, 0}, {1, 0, 3, 2}})
+    for (In layout : {In::kNCHW, In::kNHWC}) Check({"Transpose", "Transpose", {{kX, layout}}, {Attribute::Ints("perm", perm)}});
+}
+
+Tensor F(std::vector<float> v) { return Tensor::FromVector<float>(DType::kFloat32, {static_cast<int64_t>(v.size())}, v); }
+Tensor I64(std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(DType::kInt64, {static_cast<int64_t>(v.size())}, v); }
+
+TEST(CpuResize, NearestAndLinearEveryCoordinateModeOnBothLayouts) {
+  const std::vector<std::string> coords = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"};
+  const std::vector<std::string> nearest = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  const std::vector<Tensor> scales = {F({1, 1, 2, 2}), F({1, 1, 0.5f, 0.75f}), F({1, 1, 1.7f, 3.f})};
+  for (In layout : {In::kNCHW, In::kNHWC})
+    for (const std::string& coord : coords)
+      for (size_t si = 0; si < scales.size(); ++si) {
+        for (const std::string& nm : nearest)
+          Check({"nearest " + nm + " " + coord + " scales#" + std::to_string(si), "Resize", {{kX, layout}},
+                 {Attribute::String("mode", "nearest"), Attribute::String("coordinate_transformation_mode", coord),
+                  Attribute::String("nearest_mode", nm)},
+                 {{1, Tensor()}, {2, scales[si]}}, 19});
+        Check({"linear " + coord + " scales#" + std::to_string(si), "Resize", {{kX, layout}},
+               {Attribute::String("mode", "linear"), Attribute::String("coordinate_transformation_mode", coord)},
+               {{1, Tensor()}, {2, scales[si]}}, 19});
+      }
+}
+
+TEST(CpuResize, SizesInputAndOldOpsets) {
+  for (In layout : {In::kNCHW, In::kNHWC}) {
+    Check({"linear sizes", "Resize", {{kX, layout}}, {Attribute::String("mode", "linear")},
+           {{1, Tensor()}, {2, Tensor()}, {3, I64({2, 5, 13, 4})}}, 13});
+    Check({"nearest opset 10", "Resize", {{kX, layout}}, {Attribute::String("mode", "nearest")}, {{1, F({1, 1, 2, 3})}}, 10});
+    Check({"Upsample 9", "Upsample", {{kX, layout}}, {Attribute::String("mode", "nearest")}, {{1, F({1, 1, 2, 2})}}, 9});
+  }
+}
+
+}  // namespace
+}  // namespace kiln

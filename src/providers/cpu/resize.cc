@@ -1,0 +1,183 @@
+// Resize (opsets 10-19) and Upsample on the cpu provider: nearest (all four
+// nearest modes) and linear, over the two spatial axes of a 4-D float32
+// tensor, in channels-last or row-major layout; the output keeps the input's
+// layout. This kernel is where kiln's motivating bug lived (channels-last
+// data read with channels-first strides behind an absorbed Transpose), so it
+// indexes only through the strides it was handed, and its tests run every
+// mode on both layouts, including behind a zero-copy Transpose.
+//
+// The output geometry and the source coordinate of each output index come
+// from src/ops/resize.h, the same code the reference uses; the neighbour
+// rule (fraction in (0, 1], edge clamping) is the reference's, written for
+// two taps per axis.
+//
+// Declined (reference): cubic, antialias, tf_crop_and_resize, other dtypes
+// or ranks, scales/sizes that are not constant, resizing N or C.
+#include <cmath>
+
+#include "ops/resize.h"
+#include "providers/cpu/families.h"
+
+namespace kiln::cpu {
+namespace {
+
+using ops::ResizeAttrs;
+
+struct Taps {
+  int64_t i0 = 0, i1 = 0;  // source indices (clamped to the edge)
+  float w0 = 1, w1 = 0;
+};
+
+// The spec's neighbours of output index x along one axis.
+Taps AxisTaps(const ResizeAttrs& a, const ops::ResizeAxis& ax, int64_t x) {
+  const double xo = ops::ResizeSourceCoordinate(a, ax, x);
+  int64_t base = static_cast<int64_t>(std::floor(xo));
+  double ratio = xo - static_cast<double>(base);
+  if (ratio == 0) {  // an integer coordinate: ratio 1 over the pixel to its left
+    base -= 1;
+    ratio = 1;
+  }
+  auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), ax.in - 1); };
+  Taps t;
+  if (a.mode == ResizeAttrs::Mode::kNearest) {
+    int64_t i = base;
+    if (ratio == 1) {
+      i = base + 1;
+    } else {
+      switch (a.nearest) {
+        case ResizeAttrs::Nearest::kRoundPreferFloor: i = ratio <= 0.5 ? base : base + 1; break;
+        case ResizeAttrs::Nearest::kRoundPreferCeil: i = ratio < 0.5 ? base : base + 1; break;
+        case ResizeAttrs::Nearest::kFloor: i = base; break;
+        case ResizeAttrs::Nearest::kCeil: i = base + 1; break;
+      }
+    }
+    t.i0 = t.i1 = clamp(i);
+    return t;
+  }
+  t.i0 = clamp(base);
+  t.i1 = clamp(base + 1);
+  t.w0 = static_cast<float>(1 - ratio);
+  t.w1 = static_cast<float>(ratio);
+  return t;
+}
+
+Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::kFloat32 || x.rank() != 4) return ctx.Error("cpu Resize takes 4-D float32, got " + x.Describe());
+  const bool channels_last = IsDenseInOrder(x, kChannelsLast) && !IsDenseInOrder(x, kRowMajor);
+  if (!channels_last && !IsDenseInOrder(x, kRowMajor))
+    return ctx.Error("cpu Resize was handed a layout it did not declare: " + x.Describe());
+  ops::ResizeInputs ri;
+  auto opt = [&](int idx) -> const Tensor* {
+    if (idx < 0 || !ctx.input(static_cast<size_t>(idx)).defined()) return nullptr;
+    return &ctx.input(static_cast<size_t>(idx));
+  };
+  ri.roi = opt(a.roi_input);
+  ri.scales = opt(a.scales_input);
+  ri.sizes = opt(a.sizes_input);
+  KILN_ASSIGN_OR_RETURN(ops::ResizeGeometry g, ops::ComputeResizeGeometry(ctx.node(), a, x.shape(), ri));
+  for (size_t d = 0; d < 2; ++d)
+    if (g.axes[d].out != g.axes[d].in)
+      return ctx.Unsupported("cpu Resize resizes only the spatial axes; this one changes axis " + std::to_string(d));
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, g.out_shape, channels_last ? kChannelsLast : kRowMajor));
+  if (y.numel() == 0) return Status::Ok();
+  if (g.axes[2].in == 0 || g.axes[3].in == 0) return ctx.Error("cannot resize an empty spatial axis");
+  std::vector<Taps> th(static_cast<size_t>(g.axes[2].out)), tw(static_cast<size_t>(g.axes[3].out));
+  for (int64_t o = 0; o < g.axes[2].out; ++o) th[static_cast<size_t>(o)] = AxisTaps(a, g.axes[2], o);
+  for (int64_t o = 0; o < g.axes[3].out; ++o) tw[static_cast<size_t>(o)] = AxisTaps(a, g.axes[3], o);
+
+  const auto& xs = x.strides();
+  const auto& ys = y.strides();
+  const float* src = x.data<float>();
+  float* dst = y.data<float>();
+  const int64_t N = g.out_shape[0], C = g.out_shape[1], OH = g.out_shape[2], OW = g.out_shape[3];
+  if (channels_last) {
+    // Per output pixel, a contiguous run of C channels from up to 4 pixels.
+#pragma omp parallel for collapse(2) if (y.numel() >= (1 << 15))
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const Taps& h = th[static_cast<size_t>(oh)];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const Taps& w = tw[static_cast<size_t>(ow)];
+          const float* p00 = src + n * xs[0] + h.i0 * xs[2] + w.i0 * xs[3];
+          const float* p01 = src + n * xs[0] + h.i0 * xs[2] + w.i1 * xs[3];
+          const float* p10 = src + n * xs[0] + h.i1 * xs[2] + w.i0 * xs[3];
+          const float* p11 = src + n * xs[0] + h.i1 * xs[2] + w.i1 * xs[3];
+          float* q = dst + n * ys[0] + oh * ys[2] + ow * ys[3];
+          const float a00 = h.w0 * w.w0, a01 = h.w0 * w.w1, a10 = h.w1 * w.w0, a11 = h.w1 * w.w1;
+          if (a.mode == ResizeAttrs::Mode::kNearest) {
+            for (int64_t c = 0; c < C; ++c) q[c] = p00[c];
+          } else {
+            for (int64_t c = 0; c < C; ++c) q[c] = a00 * p00[c] + a01 * p01[c] + a10 * p10[c] + a11 * p11[c];
+          }
+        }
+      }
+  } else {
+#pragma omp parallel for collapse(2) if (y.numel() >= (1 << 15))
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        const float* plane = src + n * xs[0] + c * xs[1];
+        float* out = dst + n * ys[0] + c * ys[1];
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const Taps& h = th[static_cast<size_t>(oh)];
+          const float* r0 = plane + h.i0 * xs[2];
+          const float* r1 = plane + h.i1 * xs[2];
+          float* q = out + oh * ys[2];
+          if (a.mode == ResizeAttrs::Mode::kNearest) {
+            for (int64_t ow = 0; ow < OW; ++ow) q[ow] = r0[tw[static_cast<size_t>(ow)].i0];
+          } else {
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const Taps& w = tw[static_cast<size_t>(ow)];
+              q[ow] = h.w0 * (w.w0 * r0[w.i0] + w.w1 * r0[w.i1]) + h.w1 * (w.w0 * r1[w.i0] + w.w1 * r1[w.i1]);
+            }
+          }
+        }
+      }
+  }
+  return Status::Ok();
+}
+
+// Why the cpu kernel cannot run a node exactly (empty: it can).
+std::string Declines(const runtime::KernelInit& init, const ResizeAttrs& a) {
+  const ir::TypeInfo* t = init.input_type(0);
+  if (!t || t->kind != ir::TypeInfo::Kind::kTensor || t->dtype != DType::kFloat32 || !t->shape || t->shape->size() != 4)
+    return "input is not 4-D float32";
+  if (a.mode == ResizeAttrs::Mode::kCubic) return "cubic mode";
+  if (a.antialias) return "antialias";
+  if (a.coord == ResizeAttrs::Coord::kTfCropAndResize) return "tf_crop_and_resize";
+  if (!a.axes.empty()) return "axes";
+  for (int idx : {a.scales_input, a.sizes_input}) {
+    if (idx < 0 || !init.node.HasInput(static_cast<size_t>(idx))) continue;
+    const Tensor* c = init.constant(static_cast<size_t>(idx));
+    if (!c) return "scales or sizes are not constant";
+    // N and C must keep their size: scales 1, or sizes equal to the static dims.
+    for (int d = 0; d < 2 && d < c->numel(); ++d) {
+      const double v = c->GetAsDouble(d);
+      const ir::Dim& dim = (*t->shape)[static_cast<size_t>(d)];
+      if (idx == a.scales_input ? v != 1.0 : !(dim.known() && dim.value == static_cast<int64_t>(v))) return "resizes N or C";
+    }
+  }
+  return "";
+}
+
+runtime::KernelFactory ResizeFactory(bool upsample) {
+  return [upsample](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
+    KILN_ASSIGN_OR_RETURN(ResizeAttrs a, upsample ? ops::ParseUpsample(init.node, init.opset) : ops::ParseResize(init.node, init.opset));
+    if (a.scales_attr && a.scales_attr->size() >= 2 && ((*a.scales_attr)[0] != 1.f || (*a.scales_attr)[1] != 1.f)) return runtime::Kernel();
+    if (!Declines(init, a).empty()) return runtime::Kernel();
+    runtime::KernelLayouts l;
+    l.inputs.resize(1);
+    l.inputs[0].orders = {kChannelsLast, kRowMajor};
+    l.output_order = [](const std::vector<DimOrder>& in) { return in[0]; };
+    return runtime::Kernel([a](runtime::KernelContext& ctx) { return RunResize(ctx, a); }, std::move(l));
+  };
+}
+
+}  // namespace
+
+void RegisterResizeKernels(runtime::KernelRegistry& r) {
+  r.RegisterFactory("", "Resize", ResizeFactory(false));
+  r.RegisterFactory("", "Upsample", ResizeFactory(true));
+}
+
+}  // namespace kiln::cpu
