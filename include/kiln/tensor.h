@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ class Storage {
  public:
   explicit Storage(size_t bytes);
   explicit Storage(std::vector<std::string> strings);
+  // Memory owned elsewhere (a session's buffer pool): `release` gets it back
+  // when the last tensor using it is gone. Contents are not initialized.
+  Storage(void* data, size_t bytes, std::function<void(void*)> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -77,6 +81,7 @@ class Storage {
   void* data_ = nullptr;
   size_t bytes_ = 0;
   std::vector<std::string> strings_;
+  std::function<void(void*)> release_;  // empty: data_ came from aligned_alloc
 };
 
 class Tensor {
@@ -92,6 +97,8 @@ class Tensor {
   static Tensor FromVector(DType dtype, const Shape& shape, const std::vector<T>& values);
   static Tensor Scalar(float v);
   static Tensor ScalarInt64(int64_t v);
+  // A dense row-major tensor over existing storage (which must hold it).
+  static Tensor Wrap(DType dtype, const Shape& shape, std::shared_ptr<Storage> storage);
 
   bool defined() const { return dtype_ != DType::kUndefined; }
   DType dtype() const { return dtype_; }

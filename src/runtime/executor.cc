@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "plan/layout.h"
+#include "runtime/buffer_pool.h"
 
 namespace kiln::runtime {
 
@@ -63,9 +64,9 @@ namespace {
 class NodeContext final : public KernelContext {
  public:
   NodeContext(const ir::Node& node, int64_t opset, std::vector<Datum> inputs, std::vector<ir::TypeInfo> inferred,
-              std::function<Result<std::vector<Datum>>(const ir::Graph&, const std::vector<Datum>&)> run_sub)
+              std::function<Result<std::vector<Datum>>(const ir::Graph&, const std::vector<Datum>&)> run_sub, BufferPool* pool)
       : node_(node), opset_(opset), inputs_(std::move(inputs)), inferred_(std::move(inferred)),
-        outputs_(node.outputs.size()), run_sub_(std::move(run_sub)) {}
+        outputs_(node.outputs.size()), run_sub_(std::move(run_sub)), pool_(pool) {}
 
   const ir::Node& node() const override { return node_; }
   int64_t opset() const override { return opset_; }
@@ -93,11 +94,14 @@ class NodeContext final : public KernelContext {
     return AllocOutput(i, t.dtype, s);
   }
   Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override {
-    return AllocOutput(i, dtype, shape, kRowMajor);
+    return Alloc(i, dtype, shape, kRowMajor, true);
   }
   Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) override {
+    return Alloc(i, dtype, shape, order, false);
+  }
+  Result<Tensor> Alloc(size_t i, DType dtype, const Shape& shape, const DimOrder& order, bool zero) {
     if (i >= outputs_.size()) return node_.Error(StatusCode::kInternal, "output index " + std::to_string(i) + " out of range");
-    auto t = AllocateInOrder(dtype, shape, order);
+    auto t = pool_ ? pool_->Allocate(dtype, shape, order, zero) : AllocateInOrder(dtype, shape, order);
     if (!t.ok()) return t.status().WithContext(node_.Describe() + ": output " + std::to_string(i));
     outputs_[i] = Datum(*t);
     return t;
@@ -122,6 +126,7 @@ class NodeContext final : public KernelContext {
   std::vector<ir::TypeInfo> inferred_;
   std::vector<Datum> outputs_;
   std::function<Result<std::vector<Datum>>(const ir::Graph&, const std::vector<Datum>&)> run_sub_;
+  BufferPool* pool_;
 };
 
 // Checks a kernel's output against what inference predicted: a disagreement
@@ -166,6 +171,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Mod
   std::unique_ptr<Executor> ex(new Executor());
   ex->model_ = std::move(model);
   ex->provider_ = provider;
+  ex->pool_ = BufferPool::Create();
   KILN_RETURN_IF_ERROR(ex->PlanGraph(ex->model_->graph, {}));
   KILN_RETURN_IF_ERROR(ex->InferStatic());
   for (const auto& [g, plan] : ex->plans_) KILN_RETURN_IF_ERROR(ex->InstantiateKernels(*g, g == &ex->model_->graph));
@@ -173,6 +179,8 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Mod
 }
 
 const std::vector<std::string>& Executor::node_providers() const { return plans_.at(&model_->graph)->providers; }
+
+const std::vector<size_t>& Executor::execution_order() const { return plans_.at(&model_->graph)->order; }
 
 plan::LayoutPlan Executor::PlanLayouts() const {
   const GraphPlan& p = *plans_.at(&model_->graph);
@@ -352,7 +360,8 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
                       std::vector<std::string> outs;
                       for (const auto& v : sub.outputs) outs.push_back(v.name);
                       return RunGraph(sub, inner, outs, nullptr);
-                    });
+                    },
+                    pool_.get());
     ctx.set_graph(&g);
     Status s = plan.kernels[plan.order[pos]].fn(ctx);
     if (!s.ok()) {

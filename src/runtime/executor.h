@@ -19,6 +19,8 @@
 
 namespace kiln::runtime {
 
+class BufferPool;
+
 // Called after each node with its output values (verify taps the plan here).
 using NodeTap = std::function<void(const ir::Node& node, const std::vector<Datum>& outputs)>;
 
@@ -46,6 +48,8 @@ class Executor {
   const std::unordered_map<std::string, ir::TypeInfo>& static_types() const { return static_types_; }
   // Which provider runs each main-graph node, by node index.
   const std::vector<std::string>& node_providers() const;
+  // Main-graph node indices in the order Run executes them.
+  const std::vector<size_t>& execution_order() const;
   // Each main-graph value's layout and the conversions made, as Run makes them.
   plan::LayoutPlan PlanLayouts() const;
 
@@ -65,6 +69,9 @@ class Executor {
   Provider provider_;
   std::unordered_map<const ir::Graph*, std::unique_ptr<GraphPlan>> plans_;
   std::unordered_map<std::string, ir::TypeInfo> static_types_;
+  std::shared_ptr<BufferPool> pool_;  // kernel outputs, recycled across nodes and runs
+ public:
+  const BufferPool& pool() const { return *pool_; }
 };
 
 // TypeInfo describing a concrete runtime value.

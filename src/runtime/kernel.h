@@ -38,7 +38,9 @@ class KernelContext {
   // inference could not determine them (then use the explicit form).
   virtual Result<Tensor> AllocOutput(size_t i) = 0;
   virtual Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) = 0;
-  // Output i of logical `shape` stored in `order` (channels-last, ...).
+  // Output i of logical `shape` stored in `order` (channels-last, ...), its
+  // contents NOT initialized: for kernels that write every element. The
+  // forms above return zero-filled tensors.
   virtual Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) = 0;
   // Sets output i to an existing value (a view, a sequence, a none).
   virtual Status SetOutput(size_t i, Datum value) = 0;

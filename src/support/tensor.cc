@@ -78,7 +78,22 @@ Storage::Storage(size_t bytes) : bytes_(bytes) {
   std::memset(data_, 0, rounded);
 }
 Storage::Storage(std::vector<std::string> strings) : bytes_(strings.size() * sizeof(std::string)), strings_(std::move(strings)) {}
-Storage::~Storage() { std::free(data_); }
+Storage::Storage(void* data, size_t bytes, std::function<void(void*)> release)
+    : data_(data), bytes_(bytes), release_(std::move(release)) {}
+Storage::~Storage() {
+  if (release_) release_(data_);
+  else std::free(data_);
+}
+
+Tensor Tensor::Wrap(DType dtype, const Shape& shape, std::shared_ptr<Storage> storage) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.strides_ = ContiguousStrides(shape);
+  t.storage_ = std::move(storage);
+  KILN_CHECK(static_cast<size_t>(t.numel()) * DTypeSize(dtype) <= t.storage_->bytes());
+  return t;
+}
 
 std::vector<int64_t> ContiguousStrides(const Shape& shape) {
   std::vector<int64_t> s(shape.size());

@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "inspect_plan.h"
 #include "onnx/onnx_io.h"
 #include "runtime/session_internal.h"
 
@@ -16,7 +17,22 @@ namespace {
 struct InspectArgs {
   std::string model;
   bool no_graph = false;
+  bool plan = false;
+  std::string provider = "cpu";
+  std::string opt_level = "all";
 };
+
+// --plan: only the plan of a session of the provider.
+int DoInspectPlan(const InspectArgs& a) {
+  SessionOptions o;
+  o.provider = a.provider;
+  o.opt_level = a.opt_level;
+  auto s = Session::Create(a.model, o);
+  if (!s.ok()) return ReportError("inspect", s.status(), kExitUsage);
+  std::printf("model: %s\n", a.model.c_str());
+  PrintPlan(**s);
+  return 0;
+}
 
 void CountOps(const ir::Graph& g, std::map<std::string, int>& hist, int& nodes) {
   for (const ir::Node& n : g.nodes) {
@@ -30,6 +46,7 @@ void CountOps(const ir::Graph& g, std::map<std::string, int>& hist, int& nodes) 
 }
 
 int DoInspect(const InspectArgs& a) {
+  if (a.plan) return DoInspectPlan(a);
   auto loaded = onnx_io::LoadModelFile(a.model);
   if (!loaded.ok()) return ReportError("inspect", loaded.status(), kExitUsage);
   const ir::Model& m = *loaded;
@@ -91,6 +108,9 @@ void AddInspectCommand(CLI::App& app, Commands& cmds) {
   CLI::App* sub = app.add_subcommand("inspect", "show a model's metadata, inputs, outputs, ops and graph");
   sub->add_option("MODEL", a->model, "ONNX model file")->required();
   sub->add_flag("--no-graph", a->no_graph, "omit the graph text");
+  sub->add_flag("--plan", a->plan, "print the plan a session runs instead: passes, provider and layouts per node, conversions");
+  sub->add_option("--provider", a->provider, "with --plan: execution provider (default cpu)");
+  sub->add_option("--opt-level", a->opt_level, "with --plan: disable, basic, extended or all (default all)");
   cmds.Add(sub, [a] { return DoInspect(*a); });
 }
 

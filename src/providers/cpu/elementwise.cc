@@ -90,16 +90,6 @@ bool IsStaticFloat(const ir::TypeInfo* t) {
   return t && t->kind == ir::TypeInfo::Kind::kTensor && t->dtype == DType::kFloat32 && t->shape;
 }
 
-std::optional<Shape> StaticShape(const ir::TypeInfo* t) {
-  if (!t || !t->shape) return std::nullopt;
-  Shape s;
-  for (const ir::Dim& d : *t->shape) {
-    if (!d.known()) return std::nullopt;
-    s.push_back(d.value);
-  }
-  return s;
-}
-
 Result<Shape> BroadcastShape(const runtime::KernelContext& ctx, const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -111,22 +101,40 @@ Result<Shape> BroadcastShape(const runtime::KernelContext& ctx, const Shape& a, 
   return out;
 }
 
-// The layout of a binary op's output: that of an operand with the output's
-// shape (A first), else row-major. The static plan and Run use this rule.
-DimOrder BinaryOutputOrder(const Tensor& a, const Tensor& b, const Shape& out) {
+// The layout of a binary op's output: that of the operand known at load time
+// to have the output's shape (`full`: 0 = A, 1 = B, -1 = neither), else
+// row-major. Decided from the load-time dims so that the static layout plan
+// and Run agree for dynamic shapes too.
+DimOrder BinaryOutputOrder(const Tensor& a, const Tensor& b, const Shape& out, int full) {
   DimOrder o;
-  if (a.shape() == out && FindOrder(a, &o)) return o;
-  if (b.shape() == out && FindOrder(b, &o)) return o;
+  if (full == 0 && a.shape() == out && FindOrder(a, &o)) return o;
+  if (full == 1 && b.shape() == out && FindOrder(b, &o)) return o;
   return kRowMajor;
 }
 
-Status RunBinary(runtime::KernelContext& ctx, BinaryRun run) {
+// Whether `big` has the broadcast shape of big and small: each of small's
+// dims (aligned right) is 1 or big's. Unknown dims are taken to fit (a valid
+// model broadcasts); if one does not at run time, Run sees that the operand
+// lacks the output's shape and writes row-major, which is still correct.
+bool CoversStatically(const ir::Dims& big, const ir::Dims& small) {
+  if (small.size() > big.size()) return false;
+  const size_t off = big.size() - small.size();
+  for (size_t i = 0; i < small.size(); ++i) {
+    const ir::Dim& s = small[i];
+    const ir::Dim& b = big[off + i];
+    if (s.known() && s.value == 1) continue;
+    if (s.known() && b.known() && s.value != b.value) return false;
+  }
+  return true;
+}
+
+Status RunBinary(runtime::KernelContext& ctx, BinaryRun run, int full) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32)
     return ctx.Error("cpu kernel takes float32, got " + a.Describe() + " and " + b.Describe());
   KILN_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShape(ctx, a.shape(), b.shape()));
-  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, out_shape, BinaryOutputOrder(a, b, out_shape)));
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, out_shape, BinaryOutputOrder(a, b, out_shape, full)));
   if (y.numel() == 0) return Status::Ok();
   const LoopNest<3> nest = MakeLoopNest<3>(out_shape, {y.strides(), BroadcastStrides(a, out_shape), BroadcastStrides(b, out_shape)});
   float* po = y.data<float>();
@@ -153,26 +161,12 @@ runtime::KernelFactory BinaryFactory(BinaryRun run, bool prelu) {
     if (init.node.inputs.size() != 2 || !IsStaticFloat(init.input_type(0)) || !IsStaticFloat(init.input_type(1)))
       return runtime::Kernel();
     if (init.opset < 7) return runtime::Kernel();  // legacy broadcast / PRelu slope rules
-    // The plan's prediction of the output layout, from the static shapes (the
-    // rule of BinaryOutputOrder; unknown shapes predict row-major).
-    auto sa = StaticShape(init.input_type(0)), sb = StaticShape(init.input_type(1));
-    std::optional<Shape> so;
-    if (sa && sb) {
-      so = Shape(std::max(sa->size(), sb->size()), 1);
-      for (size_t i = 0; i < so->size(); ++i) {
-        const size_t r = so->size();
-        const int64_t da = i < r - sa->size() ? 1 : (*sa)[i - (r - sa->size())];
-        const int64_t db = i < r - sb->size() ? 1 : (*sb)[i - (r - sb->size())];
-        (*so)[i] = da == 1 ? db : da;
-      }
-    }
-    auto out_order = [sa, sb, so](const std::vector<DimOrder>& in) -> DimOrder {
-      if (so && sa == so) return in[0];
-      if (so && sb == so) return in[1];
-      return kRowMajor;
-    };
+    const ir::Dims& da = *init.input_type(0)->shape;
+    const ir::Dims& db = *init.input_type(1)->shape;
+    const int full = CoversStatically(da, db) ? 0 : (CoversStatically(db, da) ? 1 : -1);
+    auto out_order = [full](const std::vector<DimOrder>& in) -> DimOrder { return full < 0 ? kRowMajor : in[static_cast<size_t>(full)]; };
     (void)prelu;
-    return runtime::Kernel([run](runtime::KernelContext& ctx) { return RunBinary(ctx, run); }, AnyDense(2, out_order));
+    return runtime::Kernel([run, full](runtime::KernelContext& ctx) { return RunBinary(ctx, run, full); }, AnyDense(2, out_order));
   };
 }
 

@@ -1,0 +1,87 @@
+#include "runtime/buffer_pool.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "runtime/session_internal.h"
+
+namespace kiln::runtime {
+namespace {
+
+TEST(BufferPool, ReusesReleasedBlocksOfTheSameClass) {
+  auto pool = BufferPool::Create();
+  void* first = nullptr;
+  {
+    auto t = pool->Allocate(DType::kFloat32, {1, 16, 64, 64}, kRowMajor, true);
+    ASSERT_TRUE(t.ok());
+    first = t->raw();
+    EXPECT_EQ(t->data<float>()[123], 0.f);  // zeroed on request
+    t->data<float>()[123] = 5.f;
+  }
+  EXPECT_EQ(pool->stats().in_use, 0u);
+  auto again = pool->Allocate(DType::kFloat32, {1, 16, 64, 64}, kChannelsLast, true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->raw(), first);               // the same block
+  EXPECT_EQ(again->data<float>()[123], 0.f);    // zeroed again
+  EXPECT_TRUE(IsDenseInOrder(*again, kChannelsLast));
+  EXPECT_EQ(pool->stats().system_allocations, 1u);
+  EXPECT_EQ(pool->stats().reuses, 1u);
+  // A size in another class gets another block.
+  auto other = pool->Allocate(DType::kFloat32, {1, 32, 64, 64}, kRowMajor, false);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->raw(), first);
+  EXPECT_EQ(pool->stats().peak_in_use, BufferPool::SizeClass(16 * 64 * 64 * 4) + BufferPool::SizeClass(32 * 64 * 64 * 4));
+}
+
+TEST(BufferPool, SizeClassesWasteAtMostAQuarter) {
+  for (size_t b : {1ul, 63ul, 65ul, 4097ul, 65537ul, 100000ul, 1000000ul, 13107200ul}) {
+    const size_t c = BufferPool::SizeClass(b);
+    EXPECT_GE(c, b);
+    EXPECT_LE(static_cast<double>(c), 1.25 * static_cast<double>(b) + 64) << b;
+  }
+}
+
+TEST(BufferPool, TensorsOutliveThePool) {
+  Tensor kept;
+  {
+    auto pool = BufferPool::Create();
+    auto t = pool->Allocate(DType::kFloat32, {1000}, kRowMajor, true);
+    ASSERT_TRUE(t.ok());
+    kept = *t;
+  }
+  kept.data<float>()[999] = 1.f;  // still valid (ASan checks it); freed with the tensor
+  EXPECT_EQ(kept.data<float>()[999], 1.f);
+}
+
+TEST(BufferPool, HugeShapesAreErrorsNotAborts) {
+  auto pool = BufferPool::Create();
+  EXPECT_FALSE(pool->Allocate(DType::kFloat32, {int64_t{1} << 40, 1024}, kRowMajor, false).ok());
+  EXPECT_FALSE(pool->Allocate(DType::kFloat32, {-1}, kRowMajor, false).ok());
+}
+
+// A session's second run of a static-shape model takes no new memory.
+TEST(BufferPool, SecondRunAllocatesNothingNew) {
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, Shape{1, 8, 32, 32});
+  auto w = b.AddRandomInitializer("w", DType::kFloat32, {8, 8, 3, 3}, -1, 1);
+  auto c = b.AddNode("Conv", {x, w}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})});
+  auto r = b.AddNode("Relu", {c}, {});
+  b.AddOutput(b.AddNode("Add", {r, c}, {}));
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  for (const char* provider : {"reference", "cpu"}) {
+    SessionOptions o;
+    o.provider = provider;
+    auto s = CreateSessionFromModel(*m, o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    std::map<std::string, Tensor> feeds = {{"x", Tensor::Zeros(DType::kFloat32, {1, 8, 32, 32})}};
+    ASSERT_TRUE((*s)->Run(feeds).ok());
+    const uint64_t after_first = (*s)->impl().executor->pool().stats().system_allocations;
+    EXPECT_GT(after_first, 0u) << provider;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*s)->Run(feeds).ok());
+    EXPECT_EQ((*s)->impl().executor->pool().stats().system_allocations, after_first) << provider;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::runtime
