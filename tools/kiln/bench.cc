@@ -19,6 +19,8 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "runtime/buffer_pool.h"
+#include "runtime/session_internal.h"
 
 namespace kiln::cli {
 namespace {
@@ -87,6 +89,10 @@ int DoBench(const BenchArgs& a) {
   }
   const double total_ms = MsSince(t_all);
   const int64_t peak_rss = PeakRssBytes();
+  // The session's buffer pool: the most intermediate memory live at once,
+  // and how many blocks were taken from the system (all in the first run
+  // for a static-shape model).
+  const auto pool = s.impl().executor->pool().stats();
 
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
@@ -106,6 +112,8 @@ int DoBench(const BenchArgs& a) {
   std::printf("throughput  %.2f runs/s\n", throughput);
   std::printf("peak RSS    %.1f MiB  (+%.1f MiB over the pre-load baseline of %.1f MiB)\n", peak_rss / mib,
               (peak_rss - baseline_rss) / mib, baseline_rss / mib);
+  std::printf("buffers     peak %.1f MiB live  (%llu blocks from the system, %llu reuses)\n", pool.peak_in_use / mib,
+              static_cast<unsigned long long>(pool.system_allocations), static_cast<unsigned long long>(pool.reuses));
 
   if (!a.json.empty()) {
     nlohmann::json j = {
@@ -123,6 +131,8 @@ int DoBench(const BenchArgs& a) {
         {"peak_rss_bytes", peak_rss},
         {"baseline_rss_bytes", baseline_rss},
         {"rss_increase_bytes", peak_rss - baseline_rss},
+        {"buffer_peak_bytes", pool.peak_in_use},
+        {"buffer_system_allocations", pool.system_allocations},
     };
     std::ofstream out(a.json);
     out << j.dump(1) << "\n";
