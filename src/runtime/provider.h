@@ -24,4 +24,12 @@ struct Provider {
 Result<Provider> FindProvider(const std::string& name);
 std::vector<std::string> ProviderNames();
 
+// Test-only: makes FindProvider (and so sessions) know `provider` under
+// `name`, replacing an earlier registration of that name; the built-in names
+// cannot be replaced. Tests use it for deliberately faulty providers that
+// prove `kiln verify` finds real bugs; the library and the CLI never call it.
+// `provider.kernels` (and its fallback) must outlive every session made on it.
+// Not synchronized: register before any session is created.
+void RegisterTestProvider(const std::string& name, Provider provider);
+
 }  // namespace kiln::runtime

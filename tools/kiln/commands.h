@@ -28,5 +28,6 @@ void AddGenInputsCommand(CLI::App& app, Commands& cmds);  // run.cc
 void AddConformanceCommand(CLI::App& app, Commands& cmds);  // conformance.cc
 void AddBenchCommand(CLI::App& app, Commands& cmds);        // bench.cc
 void AddCompareCommand(CLI::App& app, Commands& cmds);      // compare.cc
+void AddVerifyCommand(CLI::App& app, Commands& cmds);       // verify.cc
 
 }  // namespace kiln::cli

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   kiln::cli::RegisterCommands(app, cmds);
   kiln::cli::AddBenchCommand(app, cmds);
   kiln::cli::AddCompareCommand(app, cmds);
+  kiln::cli::AddVerifyCommand(app, cmds);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
