@@ -29,7 +29,7 @@ namespace {
 // Below this many elements a second thread costs more than it saves.
 constexpr int64_t kParallelMin = 1 << 15;
 
-enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPRelu };
+enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPRelu, kPow };
 
 template <BinOp op>
 inline float Apply(float a, float b) {
@@ -41,6 +41,7 @@ inline float Apply(float a, float b) {
   if constexpr (op == BinOp::kMax) return a != a || b != b ? a + b : (a > b ? a : b);
   if constexpr (op == BinOp::kMin) return a != a || b != b ? a + b : (a < b ? a : b);
   if constexpr (op == BinOp::kPRelu) return a < 0 ? a * b : a;
+  if constexpr (op == BinOp::kPow) return std::pow(a, b);
 }
 
 // The inner run: o[i] = a[i*sa] op b[i*sb], with the common stride pairs
@@ -67,6 +68,20 @@ KILN_CPU_CLONES void DivRun(float* o, const float* a, const float* b, int64_t n,
 KILN_CPU_CLONES void MaxRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kMax>(o, a, b, n, sa, sb); }
 KILN_CPU_CLONES void MinRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kMin>(o, a, b, n, sa, sb); }
 KILN_CPU_CLONES void PReluRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) { BinaryRunT<BinOp::kPRelu>(o, a, b, n, sa, sb); }
+
+// Pow: a constant exponent 2 (LayerNorm's variance) is a multiply; others
+// go through std::pow (as the reference's double pow rounded to float).
+void PowRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int64_t sb) {
+  if (sb == 0 && b[0] == 2.f) {
+    if (sa == 1) {
+      MulRun(o, a, a, n, 1, 1);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = a[i * sa] * a[i * sa];
+    }
+    return;
+  }
+  BinaryRunT<BinOp::kPow>(o, a, b, n, sa, sb);
+}
 
 using BinaryRun = void (*)(float*, const float*, const float*, int64_t, int64_t, int64_t);
 
@@ -278,6 +293,7 @@ void RegisterElementwiseKernels(runtime::KernelRegistry& r) {
   r.RegisterFactory("", "Max", BinaryFactory(MaxRun, false));
   r.RegisterFactory("", "Min", BinaryFactory(MinRun, false));
   r.RegisterFactory("", "PRelu", BinaryFactory(PReluRun, true));
+  r.RegisterFactory("", "Pow", BinaryFactory(PowRun, false));
   r.RegisterFactory("", "Relu", UnaryFactory(ReluRun));
   r.RegisterFactory("", "LeakyRelu", UnaryFactory(LeakyReluRun, ActivationParams));
   r.RegisterFactory("", "Sigmoid", UnaryFactory(SigmoidRun));

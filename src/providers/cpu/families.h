@@ -9,5 +9,6 @@ void RegisterConvKernels(runtime::KernelRegistry& r);  // conv.cc
 void RegisterElementwiseKernels(runtime::KernelRegistry& r);  // elementwise.cc
 void RegisterDataMovementKernels(runtime::KernelRegistry& r);  // data_movement.cc
 void RegisterResizeKernels(runtime::KernelRegistry& r);  // resize.cc
+void RegisterSoftmaxKernels(runtime::KernelRegistry& r);  // softmax.cc
 
 }  // namespace kiln::cpu

@@ -172,6 +172,23 @@ TEST(CpuElementwise, ExpAndSigmoidOverTheFloatRange) {
   }
 }
 
+TEST(CpuElementwise, PowSquareAndGeneralExponent) {
+  for (In layout : {In::kNCHW, In::kNHWC}) {
+    Check({"Pow 2", "Pow", {{kX, layout}}, {}, {{1, Tensor::Scalar(2.f)}}});
+    Check({"Pow 3", "Pow", {{kX, layout}}, {}, {{1, Tensor::Scalar(3.f)}}}, 1e-5, 1e-6);
+    Check({"Pow 0.5 (NaN for negatives)", "Pow", {{kX, layout}}, {}, {{1, Tensor::Scalar(0.5f)}}});
+  }
+}
+
+TEST(CpuSoftmax, EveryAxisAndOldOpsets) {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    for (int64_t axis : {-1, 0, 1, 2, 3}) Check({std::string(op) + " axis " + std::to_string(axis), op, {{kX}}, {Attribute::Int("axis", axis)}});
+    // Opset 11: the input is coerced to 2-D at axis.
+    for (int64_t axis : {1, 2}) Check({std::string(op) + " opset 11 axis " + std::to_string(axis), op, {{kX}}, {Attribute::Int("axis", axis)}, {}, 11});
+    Check({std::string(op) + " rank 2", op, {{{3, 1000}}}});
+  }
+}
+
 TEST(CpuConcat, AnyAxisOnBothLayoutsAndMixed) {
   for (int64_t axis : {1, 3, -1, 0, 2})
     for (In layout : {In::kNCHW, In::kNHWC}) {

@@ -11,6 +11,7 @@ const runtime::KernelRegistry& Kernels() {
     RegisterElementwiseKernels(*r);
     RegisterDataMovementKernels(*r);
     RegisterResizeKernels(*r);
+    RegisterSoftmaxKernels(*r);
     return r;
   }();
   return *registry;

@@ -1,0 +1,107 @@
+// Softmax and LogSoftmax (float32, row-major) on the cpu provider. Rows of
+// the softmax axis are contiguous when the axis is the last (the common
+// case: class scores, attention); otherwise a row is strided by `inner` and
+// the loop runs over `inner` columns at once so memory is still read in
+// order. exp from vec_math.h; sums in float, relative error ~1e-6 against
+// the reference's double sums.
+#include <omp.h>
+
+#include <cmath>
+
+#include "ops/reduction.h"
+#include "providers/cpu/families.h"
+#include "providers/cpu/vec_math.h"
+
+namespace kiln::cpu {
+namespace {
+
+#define KILN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// One contiguous row: y = softmax(x) or log-softmax(x).
+KILN_CPU_CLONES void SoftmaxRow(const float* x, float* y, int64_t n, bool log) {
+  float m = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  float sum = 0;
+  if (log) {
+    for (int64_t i = 0; i < n; ++i) sum += ExpF(x[i] - m);
+    const float lse = m + std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = ExpF(x[i] - m);
+      sum += y[i];
+    }
+    const float r = 1.f / sum;
+    for (int64_t i = 0; i < n; ++i) y[i] *= r;
+  }
+}
+
+// A block of `inner` interleaved rows of length n (row j: x[j], x[j+inner], ...).
+KILN_CPU_CLONES void SoftmaxColumns(const float* x, float* y, int64_t n, int64_t inner, bool log, float* m, float* sum) {
+  for (int64_t j = 0; j < inner; ++j) {
+    m[j] = -INFINITY;
+    sum[j] = 0;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < inner; ++j) m[j] = x[i * inner + j] > m[j] ? x[i * inner + j] : m[j];
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < inner; ++j) {
+      const float e = ExpF(x[i * inner + j] - m[j]);
+      sum[j] += e;
+      if (!log) y[i * inner + j] = e;
+    }
+  for (int64_t j = 0; j < inner; ++j) sum[j] = log ? m[j] + std::log(sum[j]) : 1.f / sum[j];
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < inner; ++j) y[i * inner + j] = log ? x[i * inner + j] - sum[j] : y[i * inner + j] * sum[j];
+}
+
+Status RunSoftmax(runtime::KernelContext& ctx, const ops::SoftmaxAttrs& a) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::kFloat32) return ctx.Error("cpu Softmax takes float32, got " + x.Describe());
+  const int64_t rank = x.rank();
+  int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) return ctx.Error("axis " + std::to_string(a.axis) + " out of range for rank " + std::to_string(rank));
+  ops::AxisSplit sp;
+  if (a.coerce_2d) {  // opset < 13: rows are everything from axis on
+    for (int64_t d = 0; d < axis; ++d) sp.outer *= x.shape()[static_cast<size_t>(d)];
+    sp.axis_dim = 1;
+    for (int64_t d = axis; d < rank; ++d) sp.axis_dim *= x.shape()[static_cast<size_t>(d)];
+    sp.inner = 1;
+  } else {
+    sp = ops::SplitAtAxis(x.shape(), axis);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, x.shape(), kRowMajor));
+  if (x.numel() == 0) return Status::Ok();
+  const bool log = a.kind == ops::SoftmaxKind::kLogSoftmax;
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+  const int64_t block = sp.axis_dim * sp.inner;
+  const int threads = x.numel() >= (1 << 15) ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> m(static_cast<size_t>(sp.inner)), s(static_cast<size_t>(sp.inner));
+#pragma omp for
+    for (int64_t o = 0; o < sp.outer; ++o) {
+      if (sp.inner == 1) SoftmaxRow(px + o * block, py + o * block, sp.axis_dim, log);
+      else SoftmaxColumns(px + o * block, py + o * block, sp.axis_dim, sp.inner, log, m.data(), s.data());
+    }
+  }
+  return Status::Ok();
+}
+
+Result<runtime::Kernel> MakeSoftmax(const runtime::KernelInit& init) {
+  const ir::TypeInfo* t = init.input_type(0);
+  if (!t || t->kind != ir::TypeInfo::Kind::kTensor || t->dtype != DType::kFloat32) return runtime::Kernel();
+  KILN_ASSIGN_OR_RETURN(ops::SoftmaxAttrs a, ops::ParseSoftmax(init.node, init.opset));
+  if (a.kind == ops::SoftmaxKind::kHardmax) return runtime::Kernel();
+  return runtime::Kernel([a](runtime::KernelContext& ctx) { return RunSoftmax(ctx, a); });
+}
+
+}  // namespace
+
+void RegisterSoftmaxKernels(runtime::KernelRegistry& r) {
+  r.RegisterFactory("", "Softmax", MakeSoftmax);
+  r.RegisterFactory("", "LogSoftmax", MakeSoftmax);
+}
+
+}  // namespace kiln::cpu
