@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -130,6 +132,23 @@ TEST(Seed, CliWritesRunnableModels) {
   std::string bad = std::string(KILN_CLI_PATH) + " example seed --layout chwn -o " + (dir / "x.onnx").string() + " 2>/dev/null";
   EXPECT_NE(std::system(bad.c_str()), 0);
   fs::remove_all(dir);
+}
+
+// `kiln demo` (what `make demo` runs): both seed models on cpu, verified
+// against the reference, and the two layouts against each other.
+TEST(Seed, DemoVerifiesBothLayoutsOnCpu) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() / ("kiln_demo_" + std::to_string(::getpid()) + ".txt");
+  const std::string cmd = std::string(KILN_CLI_PATH) + " demo > " + out.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  fs::remove(out);
+  EXPECT_NE(text.find("== model_nhwc"), std::string::npos) << text;
+  EXPECT_NE(text.find("== model_nchw"), std::string::npos) << text;
+  EXPECT_EQ(text.find("MISMATCH"), std::string::npos) << text;
+  EXPECT_NE(text.find("the layouts agree"), std::string::npos) << text;
+  EXPECT_NE(text.find("demo: ok"), std::string::npos) << text;
 }
 
 }  // namespace
