@@ -92,7 +92,8 @@ Status VerifyGraph(const ir::Graph& g, const char* pass) {
   return Status::Ok();
 }
 
-Result<bool> RunPass(const Pass& p, PassContext& ctx) {
+Result<bool> RunPass(const Pass& p, PassContext& ctx, const std::set<std::string>& disabled) {
+  if (disabled.count(p.name)) return false;
   ir::Graph& g = ctx.model().graph;
   auto changed = p.run(g, ctx);
   if (!changed.ok()) return changed.status().WithContext(std::string("pass ") + p.name);
@@ -100,11 +101,11 @@ Result<bool> RunPass(const Pass& p, PassContext& ctx) {
   return *changed;
 }
 
-Status RunBasic(PassContext& ctx) {
+Status RunBasic(PassContext& ctx, const std::set<std::string>& disabled) {
   for (int round = 0; round < kMaxBasicRounds; ++round) {
     bool any = false;
     for (const Pass& p : kBasic) {
-      KILN_ASSIGN_OR_RETURN(bool changed, RunPass(p, ctx));
+      KILN_ASSIGN_OR_RETURN(bool changed, RunPass(p, ctx, disabled));
       any = any || changed;
     }
     if (!any) break;
@@ -114,22 +115,31 @@ Status RunBasic(PassContext& ctx) {
 
 }  // namespace
 
-Status Optimize(ir::Model& model, OptLevel level, PassReport* report) {
+std::vector<std::string> PassNames(OptLevel level) {
+  std::vector<std::string> names;
+  if (level == OptLevel::kDisable) return names;
+  for (const Pass& p : kBasic) names.push_back(p.name);
+  if (level == OptLevel::kBasic) return names;
+  for (const Pass& p : kExtended) names.push_back(p.name);
+  return names;
+}
+
+Status Optimize(ir::Model& model, OptLevel level, PassReport* report, const std::set<std::string>& disabled) {
   if (level == OptLevel::kDisable) return Status::Ok();
   // A graph that is already broken (a cycle, a value defined twice) is left
   // to the executor, which reports it with the model's names.
   if (!VerifyGraph(model.graph, "(none)").ok()) return Status::Ok();
   PassContext ctx(model, report);
-  KILN_RETURN_IF_ERROR(RunBasic(ctx));
+  KILN_RETURN_IF_ERROR(RunBasic(ctx, disabled));
   if (level == OptLevel::kBasic) return Status::Ok();
   for (int round = 0; round < kMaxExtendedRounds; ++round) {
     bool any = false;
     for (const Pass& p : kExtended) {
-      KILN_ASSIGN_OR_RETURN(bool changed, RunPass(p, ctx));
+      KILN_ASSIGN_OR_RETURN(bool changed, RunPass(p, ctx, disabled));
       any = any || changed;
     }
     if (!any) break;
-    KILN_RETURN_IF_ERROR(RunBasic(ctx));
+    KILN_RETURN_IF_ERROR(RunBasic(ctx, disabled));
   }
   return Status::Ok();
 }

@@ -11,6 +11,8 @@
 // optimized model must agree with the same run on the original.
 #pragma once
 
+#include <set>
+
 #include <string>
 #include <vector>
 
@@ -32,6 +34,11 @@ struct PassReport {
 
 // Rewrites `model` in place. Fails only on an internal error (a pass never
 // rejects a model the executor would accept).
-Status Optimize(ir::Model& model, OptLevel level, PassReport* report = nullptr);
+// Passes named in `disabled` are skipped (verify --sweep: which pass makes a
+// mismatch appear).
+Status Optimize(ir::Model& model, OptLevel level, PassReport* report = nullptr, const std::set<std::string>& disabled = {});
+
+// The passes a level runs, in pipeline order (each named once).
+std::vector<std::string> PassNames(OptLevel level);
 
 }  // namespace kiln::passes

@@ -591,9 +591,10 @@ void FillRow(const std::vector<std::string>& names, const std::vector<Datum>& re
 // provider's fallback (the reference provider for cpu).
 Result<std::vector<Datum>> RunVariant(const ir::Model& model, const std::map<std::string, Datum>& feeds,
                                       const runtime::Provider& provider, passes::OptLevel level, bool optimize,
-                                      const std::string& forced, int threads, std::string* forced_ran_on) {
+                                      const std::string& forced, int threads, std::string* forced_ran_on,
+                                      const std::set<std::string>& disabled_passes = {}) {
   ir::Model m = DeepCopy(model);
-  if (optimize) KILN_RETURN_IF_ERROR(passes::Optimize(m, level, nullptr));
+  if (optimize) KILN_RETURN_IF_ERROR(passes::Optimize(m, level, nullptr, disabled_passes));
   runtime::Provider p = provider;
   std::unique_ptr<runtime::KernelRegistry> registry;
   size_t forced_index = 0;
@@ -638,6 +639,14 @@ Result<SweepResult> Sweep(const ir::Model& model, const std::map<std::string, Da
     FillRow(names, ref, RunVariant(model, feeds, provider, level, provider.optimizes, "", options.threads, nullptr), options, &row);
     res.levels.push_back(std::move(row));
   }
+  // Each pass of the user's level disabled in turn.
+  if (provider.optimizes)
+    for (const std::string& pass : passes::PassNames(user_level)) {
+      SweepRow row;
+      row.what = std::string("opt level ") + passes::OptLevelName(user_level) + " without " + pass;
+      FillRow(names, ref, RunVariant(model, feeds, provider, user_level, true, "", options.threads, nullptr, {pass}), options, &row);
+      res.without_pass.push_back(std::move(row));
+    }
   // The other corner of the two-by-two: the oracle's kernels on the optimized graph.
   {
     KILN_ASSIGN_OR_RETURN(runtime::Provider reference, runtime::FindProvider("reference"));
@@ -700,6 +709,9 @@ Result<SweepResult> Sweep(const ir::Model& model, const std::map<std::string, Da
   else if (ref_opt.ran && !res.levels[static_cast<size_t>(user_level)].ok)
     res.conclusions.push_back("the reference provider agrees on the optimized graph: the passes are right, the " + options.provider +
                               " kernels are not");
+  for (const SweepRow& row : res.without_pass)
+    if (row.ran && row.ok && !res.levels[static_cast<size_t>(user_level)].ok)
+      res.conclusions.push_back("the mismatch vanishes at " + row.what + ": that pass is involved");
   for (const SweepRow& row : res.forced)
     if (row.ran && row.ok && !res.levels[static_cast<size_t>(user_level)].ok)
       res.conclusions.push_back("the mismatch vanishes with " + row.what + ": that node's " + options.provider + " kernel is the fault");

@@ -172,6 +172,7 @@ struct SweepRow {
 
 struct SweepResult {
   std::vector<SweepRow> levels;   // disable, basic, extended, all
+  std::vector<SweepRow> without_pass;  // at the user's level, each of its passes disabled in turn
   std::vector<SweepRow> forced;   // at the user's level, one suspect node on the reference provider
   std::vector<std::string> conclusions;  // "the mismatch appears at opt level extended", ...
 };

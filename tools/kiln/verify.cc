@@ -143,7 +143,7 @@ nlohmann::json SweepJson(const verify::SweepResult& s) {
                    {"worst_output", r.worst_output}});
     return a;
   };
-  return {{"levels", rows(s.levels)}, {"forced", rows(s.forced)}, {"conclusions", s.conclusions}};
+  return {{"levels", rows(s.levels)}, {"without_pass", rows(s.without_pass)}, {"forced", rows(s.forced)}, {"conclusions", s.conclusions}};
 }
 
 std::string AloneText(const verify::NodeCheck& nc) {
@@ -221,9 +221,9 @@ void PrintPerNode(const verify::PerNodeReport& rep, const std::string& provider)
 void PrintSweep(const verify::SweepResult& s) {
   std::printf("\nsweep:\n");
   size_t w = 10;
-  for (const auto* rows : {&s.levels, &s.forced})
+  for (const auto* rows : {&s.levels, &s.without_pass, &s.forced})
     for (const auto& r : *rows) w = std::max(w, r.what.size());
-  for (const auto* rows : {&s.levels, &s.forced})
+  for (const auto* rows : {&s.levels, &s.without_pass, &s.forced})
     for (const auto& r : *rows) {
       if (!r.ran) {
         std::printf("  %-*s  error: %s\n", static_cast<int>(w), r.what.c_str(), r.error.c_str());
