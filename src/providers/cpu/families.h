@@ -6,6 +6,9 @@
 namespace kiln::cpu {
 
 void RegisterConvKernels(runtime::KernelRegistry& r);  // conv.cc
+void RegisterPoolKernels(runtime::KernelRegistry& r);  // pool.cc
+void RegisterConvTransposeKernels(runtime::KernelRegistry& r);  // conv_transpose.cc
+void RegisterMatMulKernels(runtime::KernelRegistry& r);  // matmul.cc
 void RegisterElementwiseKernels(runtime::KernelRegistry& r);  // elementwise.cc
 void RegisterDataMovementKernels(runtime::KernelRegistry& r);  // data_movement.cc
 void RegisterResizeKernels(runtime::KernelRegistry& r);  // resize.cc

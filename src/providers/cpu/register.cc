@@ -8,6 +8,9 @@ const runtime::KernelRegistry& Kernels() {
   static const runtime::KernelRegistry* registry = [] {
     auto* r = new runtime::KernelRegistry();
     RegisterConvKernels(*r);
+    RegisterPoolKernels(*r);
+    RegisterConvTransposeKernels(*r);
+    RegisterMatMulKernels(*r);
     RegisterElementwiseKernels(*r);
     RegisterDataMovementKernels(*r);
     RegisterResizeKernels(*r);

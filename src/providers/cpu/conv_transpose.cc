@@ -1,0 +1,217 @@
+// ConvTranspose (2-D, float32) on oneDNN's deconvolution_forward. Like
+// conv.cc: the factory runs once per node at session creation and declines
+// what it cannot run exactly (other ranks or dtypes, weights or bias that
+// are not constant), so those nodes fall back to the reference kernel; the
+// weights are reordered once per input shape into the layout the primitive
+// wants, and primitives are cached per input shape (a static shape builds
+// its primitive at session creation).
+//
+// Geometry: the output size and pads come from ops::TransposeAxis, the same
+// code the reference and shape inference use (pads, output_padding,
+// output_shape, SAME_* auto_pad). oneDNN's size is
+// (in - 1) * s + eff_k - pad_l - pad_r, with output position
+// i * s + k * d - pad_l, the spec's; so pad_l is the spec's begin pad and
+// pad_r whatever makes the size right (end pad minus output_padding, or
+// what output_shape asks for). oneDNN takes pad_l >= 0 and pad_r > -stride;
+// other cases (an output_shape larger than the full result with the extra
+// cells at the beginning, output_padding >= stride under a dilation) are
+// declined.
+//
+// Weights: ONNX's W is [C, M/group, kH, kW] with C = group * C/group, i.e.
+// (g, ic, oc, kh, kw) in memory: oneDNN's giohw (iohw without groups).
+//
+// Data layout: channels-last in and out, as cpu Conv (oneDNN's jit
+// deconvolutions run on NHWC); the executor converts anything else.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "ops/conv.h"
+#include "providers/cpu/dnnl_common.h"
+#include "providers/cpu/families.h"
+
+namespace kiln::cpu {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+struct DeconvPrimitive {
+  dnnl::deconvolution_forward::primitive_desc pd;
+  dnnl::deconvolution_forward prim;
+  dnnl::memory weights;  // reordered into pd.weights_desc()
+  dnnl::memory bias;
+  Shape out_shape;
+  bool empty = false;  // a zero-sized dim: no primitive, the output is the bias
+};
+
+class ConvTransposeKernel {
+ public:
+  ConvTransposeKernel(const ir::Node& node, ops::ConvTransposeAttrs attrs, Tensor w, Tensor b)
+      : node_(node), attrs_(std::move(attrs)), w_(w.Contiguous()), b_(b) {}
+
+  // Unimplemented when oneDNN cannot express this shape's geometry.
+  Result<std::shared_ptr<const DeconvPrimitive>> Get(const Shape& x) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(x);
+    if (it != cache_.end()) return it->second;
+    KILN_ASSIGN_OR_RETURN(auto p, Build(x));
+    cache_[x] = p;
+    return p;
+  }
+
+  Status Run(runtime::KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::kFloat32 || x.rank() != 4) return ctx.Error("cpu ConvTranspose expects float32 NCHW input, got " + x.Describe());
+    if (!IsDenseInOrder(x, kChannelsLast))
+      return ctx.Error(std::string("cpu ConvTranspose was handed input X in a layout it did not declare: ") + x.Describe());
+    KILN_ASSIGN_OR_RETURN(auto p, Get(x.shape()));
+    KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, kChannelsLast));
+    if (y.numel() == 0) return Status::Ok();
+    if (p->empty) {  // no input cell contributes: every output cell is its channel's bias
+      float* yp = y.data<float>();
+      const Tensor b = b_.defined() ? b_.Contiguous() : Tensor();
+      const int64_t m = p->out_shape[1];
+      for (int64_t i = 0; i < y.numel(); ++i) yp[i] = b.defined() ? b.data<float>()[i % m] : 0.f;  // channels-last: C innermost
+      return Status::Ok();
+    }
+    return Guard(node_.Describe().c_str(), [&] {
+      dnnl::memory src({Dims(x.shape()), dt::f32, tag::nhwc}, Engine(), const_cast<void*>(x.raw()));
+      dnnl::memory dst({Dims(p->out_shape), dt::f32, tag::nhwc}, Engine(), y.raw());
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
+      if (p->bias) args.emplace(DNNL_ARG_BIAS, p->bias);
+      Execute(p->prim, p->pd, std::move(args));
+    });
+  }
+
+ private:
+  Result<std::shared_ptr<const DeconvPrimitive>> Build(const Shape& x) {
+    const Shape& ws = w_.shape();
+    const int64_t g = attrs_.group;
+    if (x[1] != ws[0] || x[1] % g != 0)
+      return node_.Invalid("input has " + std::to_string(x[1]) + " channels, W " + ShapeToString(ws) + " with group " +
+                           std::to_string(g) + " does not fit");
+    const int64_t m = ws[1] * g;
+    auto p = std::make_shared<DeconvPrimitive>();
+    p->out_shape = {x[0], m, 0, 0};
+    dnnl::memory::dims strides, dil, pad_l, pad_r;
+    for (size_t i = 0; i < 2; ++i) {
+      KILN_ASSIGN_OR_RETURN(ops::AxisGeometry geo, ops::TransposeAxis(node_, attrs_, i, x[2 + i]));
+      const int64_t in = x[2 + i], s = attrs_.sp.strides[i], d = attrs_.sp.dilations[i];
+      const int64_t eff_k = (attrs_.sp.kernel_shape[i] - 1) * d + 1;
+      const int64_t pr = (in - 1) * s + eff_k - geo.pad_begin - geo.out;
+      if (geo.out < 0) return node_.Invalid("negative output size on spatial axis " + std::to_string(i));
+      if (geo.pad_begin < 0 || pr <= -s)
+        return Unimplemented(node_.Describe() + ": output cells outside the full transposed convolution (begin pad " +
+                             std::to_string(geo.pad_begin) + ", end pad " + std::to_string(pr) + ") are not expressible in oneDNN");
+      p->out_shape[2 + i] = geo.out;
+      strides.push_back(s);
+      dil.push_back(d - 1);
+      pad_l.push_back(geo.pad_begin);
+      pad_r.push_back(pr);
+    }
+    if (p->out_shape[2] == 0 || p->out_shape[3] == 0 || x[0] == 0 || x[1] == 0 || x[2] == 0 || x[3] == 0 || m == 0) {
+      p->empty = true;
+      return std::shared_ptr<const DeconvPrimitive>(p);
+    }
+    // oneDNN weights: {G, OC/G, IC/G, KH, KW}; ONNX's W is (g, ic, oc, kh, kw) in memory.
+    dnnl::memory::dims wdims = g == 1 ? dnnl::memory::dims{ws[1], ws[0], ws[2], ws[3]}
+                                      : dnnl::memory::dims{g, ws[1], ws[0] / g, ws[2], ws[3]};
+    const tag wtag = g == 1 ? tag::iohw : tag::giohw;
+    Status s = Guard(node_.Describe().c_str(), [&] {
+      dnnl::memory::desc src_md(Dims(x), dt::f32, tag::nhwc);
+      dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, tag::nhwc);
+      dnnl::memory::desc w_any(wdims, dt::f32, tag::any);
+      dnnl::memory::desc b_md({m}, dt::f32, tag::x);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      const bool has_bias = b_.defined();
+      auto desc = has_bias ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                                              src_md, w_any, b_md, dst_md, strides, dil, pad_l, pad_r)
+                           : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                                              src_md, w_any, dst_md, strides, dil, pad_l, pad_r);
+      p->pd = dnnl::deconvolution_forward::primitive_desc(desc, attr, Engine());
+      p->prim = dnnl::deconvolution_forward(p->pd);
+      dnnl::memory user_w({wdims, dt::f32, wtag}, Engine(), const_cast<void*>(w_.raw()));
+      p->weights = dnnl::memory(p->pd.weights_desc(), Engine());
+      dnnl::stream st(Engine());
+      dnnl::reorder(user_w, p->weights).execute(st, user_w, p->weights);
+      st.wait();
+      if (has_bias) {
+        p->bias = dnnl::memory(b_md, Engine());
+        std::memcpy(p->bias.get_data_handle(), b_.Contiguous().raw(), static_cast<size_t>(m) * sizeof(float));
+      }
+    });
+    KILN_RETURN_IF_ERROR(s);
+    return std::shared_ptr<const DeconvPrimitive>(p);
+  }
+
+  const ir::Node& node_;
+  ops::ConvTransposeAttrs attrs_;
+  Tensor w_, b_;
+  std::mutex mu_;
+  std::map<Shape, std::shared_ptr<const DeconvPrimitive>> cache_;
+};
+
+Result<runtime::Kernel> MakeConvTranspose(const runtime::KernelInit& init) {
+  const ir::Node& n = init.node;
+  const ir::TypeInfo* t = init.input_type(0);
+  const Tensor* w = init.constant(1);
+  if (!t || t->kind != ir::TypeInfo::Kind::kTensor || t->dtype != DType::kFloat32 || !t->shape || t->shape->size() != 4)
+    return runtime::Kernel();
+  if (!w || w->dtype() != DType::kFloat32 || w->rank() != 4) return runtime::Kernel();
+  KILN_ASSIGN_OR_RETURN(ops::ConvTransposeAttrs attrs, ops::ParseConvTranspose(n, init.opset));
+  if (attrs.group <= 0) return runtime::Kernel();
+  const int64_t m = w->shape()[1] * attrs.group;
+  Tensor b;
+  if (n.HasInput(2)) {
+    if (!init.constant(2) || init.constant(2)->dtype() != DType::kFloat32) return runtime::Kernel();
+    b = *init.constant(2);
+    if (b.numel() != m) return n.Invalid("bias has " + std::to_string(b.numel()) + " values, expected " + std::to_string(m));
+  }
+  if (attrs.sp.kernel_shape.empty()) attrs.sp.kernel_shape = {w->shape()[2], w->shape()[3]};
+  KILN_RETURN_IF_ERROR(ops::ResolveSpatial(n, attrs.sp, 2));
+  if (attrs.sp.kernel_shape[0] != w->shape()[2] || attrs.sp.kernel_shape[1] != w->shape()[3]) return runtime::Kernel();
+  if (!attrs.output_padding.empty() && attrs.output_padding.size() != 2) return runtime::Kernel();
+  if (!attrs.output_shape.empty() && attrs.output_shape.size() != 2 && attrs.output_shape.size() != 4) return runtime::Kernel();
+  if (w->shape()[0] % attrs.group != 0) return runtime::Kernel();
+  auto kernel = std::make_shared<ConvTransposeKernel>(n, attrs, *w, b);
+  const ir::Dims& xd = *t->shape;
+  bool static_shape = true;
+  Shape xs;
+  for (const ir::Dim& d : xd) {
+    static_shape = static_shape && d.known();
+    xs.push_back(d.value);
+  }
+  if (static_shape) {
+    auto p = kernel->Get(xs);
+    if (!p.ok() && p.status().code() == StatusCode::kUnimplemented) return runtime::Kernel();
+    KILN_RETURN_IF_ERROR(p.status());
+  } else if (!attrs.output_shape.empty()) {
+    return runtime::Kernel();  // the pads depend on the input size: whether oneDNN can express them is known only per shape
+  } else {
+    // Without output_shape the pads do not depend on the input size: probe
+    // them on a nominal size, so a geometry oneDNN cannot express is
+    // declined now rather than failing at run time.
+    for (size_t i = 0; i < 2; ++i) {
+      KILN_ASSIGN_OR_RETURN(ops::AxisGeometry geo, ops::TransposeAxis(n, attrs, i, 16));
+      const int64_t s = attrs.sp.strides[i];
+      const int64_t eff_k = (attrs.sp.kernel_shape[i] - 1) * attrs.sp.dilations[i] + 1;
+      if (geo.pad_begin < 0 || 15 * s + eff_k - geo.pad_begin - geo.out <= -s) return runtime::Kernel();
+    }
+  }
+  runtime::KernelLayouts layouts;
+  layouts.inputs.resize(1);
+  layouts.inputs[0].orders = {kChannelsLast};
+  layouts.output_order = [](const std::vector<DimOrder>&) { return kChannelsLast; };
+  return runtime::Kernel([kernel](runtime::KernelContext& ctx) { return kernel->Run(ctx); }, std::move(layouts));
+}
+
+}  // namespace
+
+void RegisterConvTransposeKernels(runtime::KernelRegistry& r) {
+  r.RegisterFactory("", "ConvTranspose", MakeConvTranspose);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,251 @@
+// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (2-D, float32)
+// on oneDNN's pooling_v2 primitive (it takes dilations). The factory runs
+// once per node at session creation and declines what oneDNN cannot compute
+// exactly, so those nodes fall back to the reference kernel:
+//   - other dtypes or ranks (1-D/3-D pools, MaxPool's int8/uint8);
+//   - MaxPool's Indices output (oneDNN's workspace is not ONNX's flat index);
+//     storage_order only changes Indices, so without them it is accepted;
+//   - AveragePool with count_include_pad where ceil_mode adds an output
+//     window that reaches past the end padding: the spec (and the reference)
+//     divides by the taps inside the padded extent, oneDNN's
+//     avg_include_padding always by the whole kernel. Static shapes are
+//     checked exactly; a dynamic shape with ceil_mode + count_include_pad is
+//     declined outright;
+//   - exclude-padding AveragePool where a dilated window holds padding only
+//     (oneDNN refuses it; the spec's value is 0): checked on static shapes,
+//     dynamic ones with dilations and padding are declined.
+//
+// Output size: ONNX's floor((in + pads - eff_k) / s) + 1, or with ceil_mode
+// the ceiling, dropping a last window that would start in the end padding
+// (ops::ForwardAxis). oneDNN only knows the floor form, so ceil_mode is
+// expressed as a larger end pad that makes the floor form give the same
+// size; max and exclude-padding average ignore padding taps, so the extra
+// pad changes no value.
+//
+// A window that holds no input value at all (possible only with dilations)
+// is -inf for MaxPool and 0 for AveragePool in the reference; those cells
+// are found per axis when the primitive is built and written after it ran
+// (MaxPool, and AveragePool with count_include_pad).
+//
+// Layouts: the input is accepted channels-last (NHWC storage) and row-major
+// (NCHW) and the output is written in the order the input arrived in, with
+// the matching oneDNN tag, so pooling never forces a conversion between
+// channels-last convolutions and never adds one on an NCHW path.
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "ops/pool.h"
+#include "providers/cpu/dnnl_common.h"
+#include "providers/cpu/families.h"
+
+namespace kiln::cpu {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+enum class PoolKind { kMax, kAverage, kGlobalMax, kGlobalAverage };
+
+bool IsGlobal(PoolKind k) { return k == PoolKind::kGlobalMax || k == PoolKind::kGlobalAverage; }
+bool IsMax(PoolKind k) { return k == PoolKind::kMax || k == PoolKind::kGlobalMax; }
+
+struct PoolPrimitive {
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward prim;
+  Shape out_shape;
+  // Output rows / columns whose window has no tap inside the input.
+  std::vector<int64_t> empty_rows, empty_cols;
+};
+
+// The order a dense 4-D input is stored in: channels-last when its strides
+// are exactly NHWC's, else row-major when it is dense that way, else
+// channels-last when dense that way (size-1 dims make both possible).
+bool ArrivedOrder(const Tensor& x, DimOrder* order) {
+  if (x.strides() == StridesInOrder(x.shape(), kChannelsLast)) { *order = kChannelsLast; return true; }
+  if (IsDenseInOrder(x, kRowMajor)) { *order = kRowMajor; return true; }
+  if (IsDenseInOrder(x, kChannelsLast)) { *order = kChannelsLast; return true; }
+  return false;
+}
+
+class PoolKernel {
+ public:
+  PoolKernel(const ir::Node& node, PoolKind kind, ops::PoolAttrs attrs) : node_(node), kind_(kind), attrs_(std::move(attrs)) {}
+
+  // The primitive for one input shape and layout; Unimplemented when oneDNN
+  // cannot compute this shape exactly (the factory declines on it).
+  Result<std::shared_ptr<const PoolPrimitive>> Get(const Shape& x, bool channels_last) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_pair(x, channels_last);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    KILN_ASSIGN_OR_RETURN(auto p, Build(x, channels_last));
+    cache_[key] = p;
+    return p;
+  }
+
+  Status Run(runtime::KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::kFloat32 || x.rank() != 4) return ctx.Error("cpu pooling expects a float32 NCHW input, got " + x.Describe());
+    DimOrder order;
+    if (!ArrivedOrder(x, &order)) return ctx.Error("cpu pooling was handed input X in a layout it did not declare: " + x.Describe());
+    const bool cl = order == kChannelsLast;
+    KILN_ASSIGN_OR_RETURN(auto p, Get(x.shape(), cl));
+    KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, order));
+    if (y.numel() == 0) return Status::Ok();
+    const tag t = cl ? tag::nhwc : tag::nchw;
+    KILN_RETURN_IF_ERROR(Guard(node_.Describe().c_str(), [&] {
+      dnnl::memory src({Dims(x.shape()), dt::f32, t}, Engine(), const_cast<void*>(x.raw()));
+      dnnl::memory dst({Dims(p->out_shape), dt::f32, t}, Engine(), y.raw());
+      Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    }));
+    if (!p->empty_rows.empty() || !p->empty_cols.empty()) FillEmptyWindows(*p, y);
+    return Status::Ok();
+  }
+
+ private:
+  Result<std::shared_ptr<const PoolPrimitive>> Build(const Shape& x, bool channels_last) {
+    auto p = std::make_shared<PoolPrimitive>();
+    dnnl::memory::dims kernel, strides, dil, pad_l, pad_r;
+    if (IsGlobal(kind_)) {
+      p->out_shape = {x[0], x[1], 1, 1};
+      kernel = {x[2], x[3]};
+      strides = {1, 1};
+      dil = {0, 0};
+      pad_l = pad_r = {0, 0};
+    } else {
+      ops::PoolAttrs a = attrs_;
+      KILN_ASSIGN_OR_RETURN(auto geo, ops::PoolGeometry(node_, a, {x[2], x[3]}));
+      p->out_shape = {x[0], x[1], geo[0].out, geo[1].out};
+      for (size_t i = 0; i < 2; ++i) {
+        const int64_t in = x[2 + i], s = a.sp.strides[i], d = a.sp.dilations[i], k = a.sp.kernel_shape[i];
+        const int64_t eff_k = (k - 1) * d + 1, out = geo[i].out;
+        // oneDNN's size is floor((in + pl + pr - eff_k) / s) + 1: keep the
+        // spec's end pad when it gives the same size, else (ceil_mode) the
+        // pad that ends the last window.
+        int64_t pr = geo[i].pad_end;
+        if ((in + geo[i].pad_begin + pr - eff_k) / s + 1 != out) pr = (out - 1) * s + eff_k - in - geo[i].pad_begin;
+        if (kind_ == PoolKind::kAverage && a.count_include_pad && pr > geo[i].pad_end)
+          return Unimplemented(node_.Describe() + ": ceil_mode adds a window past the end padding, which count_include_pad "
+                               "divides by its taps in the padded extent and oneDNN by the whole kernel");
+        kernel.push_back(k);
+        strides.push_back(s);
+        dil.push_back(d - 1);
+        pad_l.push_back(geo[i].pad_begin);
+        pad_r.push_back(pr);
+        // Output cells along this axis whose taps all fall outside the input.
+        std::vector<int64_t>& empty = i == 0 ? p->empty_rows : p->empty_cols;
+        for (int64_t o = 0; o < out; ++o) {
+          bool any = false;
+          for (int64_t j = 0; j < k && !any; ++j) {
+            const int64_t pos = o * s - geo[i].pad_begin + j * d;
+            any = pos >= 0 && pos < in;
+          }
+          if (!any) empty.push_back(o);
+        }
+        // oneDNN refuses exclude-padding averages over windows of padding
+        // only (a division by zero), which the spec defines as 0.
+        if (kind_ == PoolKind::kAverage && !a.count_include_pad && !empty.empty())
+          return Unimplemented(node_.Describe() + ": a dilated window holds padding only, which oneDNN's exclude-padding average refuses");
+      }
+    }
+    const dnnl::algorithm alg = IsMax(kind_) ? dnnl::algorithm::pooling_max
+                                : (kind_ == PoolKind::kAverage && attrs_.count_include_pad) ? dnnl::algorithm::pooling_avg_include_padding
+                                                                                           : dnnl::algorithm::pooling_avg_exclude_padding;
+    const tag t = channels_last ? tag::nhwc : tag::nchw;
+    Status s = Guard(node_.Describe().c_str(), [&] {
+      dnnl::memory::desc src_md(Dims(x), dt::f32, t);
+      dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, t);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_md, dst_md, strides, kernel, dil, pad_l, pad_r);
+      p->pd = dnnl::pooling_v2_forward::primitive_desc(desc, attr, Engine());
+      p->prim = dnnl::pooling_v2_forward(p->pd);
+    });
+    KILN_RETURN_IF_ERROR(s);
+    return std::shared_ptr<const PoolPrimitive>(p);
+  }
+
+  // Cells of windows of padding only: -inf (MaxPool) or 0 (AveragePool), as
+  // the reference writes them. Indexed through y's strides (either layout).
+  void FillEmptyWindows(const PoolPrimitive& p, Tensor& y) const {
+    const float v = IsMax(kind_) ? -std::numeric_limits<float>::infinity() : 0.f;
+    float* base = y.data<float>();
+    const auto& st = y.strides();
+    const Shape& sh = y.shape();
+    std::vector<bool> row_empty(static_cast<size_t>(sh[2]), false), col_empty(static_cast<size_t>(sh[3]), false);
+    for (int64_t r : p.empty_rows) row_empty[static_cast<size_t>(r)] = true;
+    for (int64_t c : p.empty_cols) col_empty[static_cast<size_t>(c)] = true;
+    for (int64_t n = 0; n < sh[0]; ++n)
+      for (int64_t c = 0; c < sh[1]; ++c)
+        for (int64_t h = 0; h < sh[2]; ++h)
+          for (int64_t w = 0; w < sh[3]; ++w)
+            if (row_empty[static_cast<size_t>(h)] || col_empty[static_cast<size_t>(w)])
+              base[n * st[0] + c * st[1] + h * st[2] + w * st[3]] = v;
+  }
+
+  const ir::Node& node_;
+  PoolKind kind_;
+  ops::PoolAttrs attrs_;
+  std::mutex mu_;
+  std::map<std::pair<Shape, bool>, std::shared_ptr<const PoolPrimitive>> cache_;
+};
+
+// Whether some dilation > 1 meets padding (explicit or SAME): only then can a
+// window miss the input entirely (an undilated window always covers a cell).
+bool Dilated(const ops::PoolAttrs& a) {
+  bool dilated = false, padded = a.sp.auto_pad == ops::AutoPad::kSameUpper || a.sp.auto_pad == ops::AutoPad::kSameLower;
+  for (int64_t d : a.sp.dilations) dilated = dilated || d > 1;
+  for (int64_t p : a.sp.pads) padded = padded || p > 0;
+  return dilated && padded;
+}
+
+Result<runtime::Kernel> MakePool(const runtime::KernelInit& init, PoolKind kind) {
+  const ir::Node& n = init.node;
+  const ir::TypeInfo* t = init.input_type(0);
+  if (!t || t->kind != ir::TypeInfo::Kind::kTensor || t->dtype != DType::kFloat32 || !t->shape || t->shape->size() != 4)
+    return runtime::Kernel();
+  KILN_ASSIGN_OR_RETURN(ops::PoolAttrs attrs, ops::ParsePool(n, init.opset));
+  if (kind == PoolKind::kMax && n.HasOutput(1)) return runtime::Kernel();  // Indices
+  if (!IsGlobal(kind)) {
+    ops::PoolAttrs probe = attrs;
+    KILN_RETURN_IF_ERROR(ops::PoolGeometry(n, probe, {-1, -1}).status());  // kernel_shape, lengths, ranges
+  }
+  auto kernel = std::make_shared<PoolKernel>(n, kind, attrs);
+  const ir::Dims& xd = *t->shape;
+  bool static_shape = true;
+  Shape xs;
+  for (const ir::Dim& d : xd) {
+    static_shape = static_shape && d.known();
+    xs.push_back(d.value);
+  }
+  if (static_shape) {
+    // Build the primitive now (either layout is a few microseconds; the
+    // channels-last one is what the planner's convolutions hand over).
+    auto p = kernel->Get(xs, true);
+    if (!p.ok() && p.status().code() == StatusCode::kUnimplemented) return runtime::Kernel();
+    KILN_RETURN_IF_ERROR(p.status());
+  } else if (kind == PoolKind::kAverage && attrs.ceil_mode && attrs.count_include_pad) {
+    return runtime::Kernel();  // exactness depends on the shape (see the top of the file)
+  } else if (kind == PoolKind::kAverage && !attrs.count_include_pad && Dilated(attrs)) {
+    return runtime::Kernel();  // a window of padding only may appear for some shapes
+  }
+  runtime::KernelLayouts layouts;
+  layouts.inputs.resize(1);
+  layouts.inputs[0].orders = {kChannelsLast, kRowMajor};
+  layouts.output_order = [](const std::vector<DimOrder>& in) { return in.empty() ? kRowMajor : in[0]; };
+  return runtime::Kernel([kernel](runtime::KernelContext& ctx) { return kernel->Run(ctx); }, std::move(layouts));
+}
+
+}  // namespace
+
+void RegisterPoolKernels(runtime::KernelRegistry& r) {
+  r.RegisterFactory("", "MaxPool", [](const runtime::KernelInit& i) { return MakePool(i, PoolKind::kMax); });
+  r.RegisterFactory("", "AveragePool", [](const runtime::KernelInit& i) { return MakePool(i, PoolKind::kAverage); });
+  r.RegisterFactory("", "GlobalMaxPool", [](const runtime::KernelInit& i) { return MakePool(i, PoolKind::kGlobalMax); });
+  r.RegisterFactory("", "GlobalAveragePool", [](const runtime::KernelInit& i) { return MakePool(i, PoolKind::kGlobalAverage); });
+}
+
+}  // namespace kiln::cpu
