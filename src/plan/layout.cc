@@ -10,10 +10,20 @@ const std::vector<DimOrder>& AcceptedOrders(const runtime::InputLayouts& a) {
   return a.orders.empty() ? kRowMajorOnly : a.orders;
 }
 
-int RankOf(const std::unordered_map<std::string, ir::TypeInfo>& types, const std::string& v) {
+const ir::Dims* DimsOf(const std::unordered_map<std::string, ir::TypeInfo>& types, const std::string& v) {
   auto it = types.find(v);
-  if (it == types.end() || it->second.kind != ir::TypeInfo::Kind::kTensor || !it->second.shape) return -1;
-  return static_cast<int>(it->second.shape->size());
+  if (it == types.end() || it->second.kind != ir::TypeInfo::Kind::kTensor || !it->second.shape) return nullptr;
+  return &*it->second.shape;
+}
+
+// The order with the dims known to be 1 left out: two orders that agree on
+// the rest lay the value out identically (a [N,C,1,1] tensor is NCHW and
+// NHWC at once), as IsDenseInOrder sees it at run time.
+DimOrder Significant(const DimOrder& o, const ir::Dims& dims) {
+  DimOrder out;
+  for (int d : ResolveOrder(o, static_cast<int>(dims.size())))
+    if (!(dims[static_cast<size_t>(d)].known() && dims[static_cast<size_t>(d)].value == 1)) out.push_back(d);
+  return out;
 }
 
 }  // namespace
@@ -65,12 +75,15 @@ LayoutPlan PlanLayouts(const ir::Graph& g, const std::vector<size_t>& order,
     std::vector<DimOrder> arrived(n.inputs.size(), kRowMajor);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i].empty()) continue;
-      const int rank = RankOf(types, n.inputs[i]);
+      const ir::Dims* dims = DimsOf(types, n.inputs[i]);
+      const int rank = dims ? static_cast<int>(dims->size()) : -1;
       const DimOrder have = stored(n.inputs[i]);
       DimOrder target;
       static const runtime::KernelLayouts kDefault;
       if (Accepts((kl ? *kl : kDefault).input(i), have, rank, &target)) {
         arrived[i] = have;
+      } else if (dims && Significant(have, *dims) == Significant(target, *dims)) {
+        arrived[i] = target;  // the same memory either way: no conversion
       } else {
         if (converted.insert({n.inputs[i], OrderName(target, rank)}).second)
           plan.conversions.push_back({idx, i, n.inputs[i], have, target, rank});
