@@ -144,7 +144,7 @@ bool VerifyOk(const ir::Model& m, const std::map<std::string, Datum>& feeds, con
   return r.ok() && r->ok();
 }
 
-class ReduceDir : public ::testing::Test {
+class DeltaReduceDir : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
@@ -169,7 +169,7 @@ class ReduceDir : public ::testing::Test {
 
 // ---- the seed model under the faulty providers ----------------------------------------
 
-TEST_F(ReduceDir, SeedNhwcReducesToAChainFromTheTransposeToTheResize) {
+TEST_F(DeltaReduceDir, SeedNhwcReducesToAChainFromTheTransposeToTheResize) {
   for (const char* provider : {"faulty_resize_write", "faulty_resize_read"}) {
     SCOPED_TRACE(provider);
     std::vector<std::string> log;
@@ -210,7 +210,7 @@ TEST_F(ReduceDir, SeedNhwcReducesToAChainFromTheTransposeToTheResize) {
   }
 }
 
-TEST_F(ReduceDir, ALargerGraphStillReducesToTheSmallChain) {
+TEST_F(DeltaReduceDir, ALargerGraphStillReducesToTheSmallChain) {
   // The seed network with an unrelated branch on the input, a side branch on
   // conv1, and more nodes after the Resize, with several outputs.
   ir::GraphBuilder b(17);
@@ -259,7 +259,7 @@ TEST_F(ReduceDir, ALargerGraphStillReducesToTheSmallChain) {
   }
 }
 
-TEST(Reduce, WithoutLayoutProducersTheOracleAloneDecides) {
+TEST(DeltaReduce, WithoutLayoutProducersTheOracleAloneDecides) {
   // The cpu Conv writes channels-last too, so without the Transpose kept the
   // faulty Resize still fails behind a Conv: the smallest reproducer is
   // Conv -> Resize, fed the recorded conv input.
@@ -277,14 +277,14 @@ TEST(Reduce, WithoutLayoutProducersTheOracleAloneDecides) {
   EXPECT_FALSE(VerifyOk(r->reduced.model, r->reduced.feeds, "faulty_resize_write"));
 }
 
-TEST(Reduce, AModelThatDoesNotFailHasNothingToReduce) {
+TEST(DeltaReduce, AModelThatDoesNotFailHasNothingToReduce) {
   ReduceResult r = RunReduce(Seed(examples::SeedLayout::kNhwc), "cpu");
   EXPECT_FALSE(r.failed_initially);
   EXPECT_EQ(r.oracle_calls, 1);
   EXPECT_TRUE(r.kept_nodes.empty());
 }
 
-TEST(Reduce, UnknownProviderIsAnError) {
+TEST(DeltaReduce, UnknownProviderIsAnError) {
   ir::Model m = Seed(examples::SeedLayout::kNhwc);
   ReduceOptions o;
   o.provider = "no_such_provider";
@@ -308,7 +308,7 @@ class HasOp final : public Oracle {
   std::string op_;
 };
 
-TEST(Reduce, ACustomOracleShrinksToTheOneNodeItWants) {
+TEST(DeltaReduce, ACustomOracleShrinksToTheOneNodeItWants) {
   ir::Model m = Seed(examples::SeedLayout::kNhwc);
   HasOp oracle("Resize");
   ReduceOptions o;
@@ -328,7 +328,7 @@ TEST(Reduce, ACustomOracleShrinksToTheOneNodeItWants) {
   EXPECT_TRUE(same.ok) << same.reason;
 }
 
-TEST(Reduce, ACommandOracleSeesTheCandidatePath) {
+TEST(DeltaReduce, ACommandOracleSeesTheCandidatePath) {
   ir::Model m = Seed(examples::SeedLayout::kNhwc);
   const fs::path scratch = fs::temp_directory_path() / ("kiln_reduce_cmd_" + std::to_string(::getpid()));
   fs::create_directories(scratch);
@@ -345,7 +345,7 @@ TEST(Reduce, ACommandOracleSeesTheCandidatePath) {
   fs::remove_all(scratch);
 }
 
-TEST(Reduce, BuildCandidateReplacesRemovedProducersAndKeepsSinks) {
+TEST(DeltaReduce, BuildCandidateReplacesRemovedProducersAndKeepsSinks) {
   ir::Model m = Seed(examples::SeedLayout::kNhwc);
   auto feeds = RandomFeeds(m);
   auto rec = RecordReferenceValues(m, feeds);

@@ -29,6 +29,7 @@ void AddConformanceCommand(CLI::App& app, Commands& cmds);  // conformance.cc
 void AddBenchCommand(CLI::App& app, Commands& cmds);        // bench.cc
 void AddCompareCommand(CLI::App& app, Commands& cmds);      // compare.cc
 void AddVerifyCommand(CLI::App& app, Commands& cmds);       // verify.cc
+void AddReduceCommand(CLI::App& app, Commands& cmds);       // reduce.cc
 void AddFuzzCommand(CLI::App& app, Commands& cmds);         // fuzz.cc
 
 }  // namespace kiln::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   kiln::cli::AddBenchCommand(app, cmds);
   kiln::cli::AddCompareCommand(app, cmds);
   kiln::cli::AddVerifyCommand(app, cmds);
+  kiln::cli::AddReduceCommand(app, cmds);
   kiln::cli::AddFuzzCommand(app, cmds);
   try {
     app.parse(argc, argv);
