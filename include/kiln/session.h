@@ -25,6 +25,10 @@ struct SessionOptions {
   std::string opt_level = "all";
   // Worker threads; 0 = the cores available.
   int threads = 0;
+  // Most bytes of intermediate and output tensors a session may hold at once
+  // (all concurrent runs together); 0 = no limit. A run that would need
+  // more fails with ResourceExhausted naming the node, before allocating.
+  uint64_t memory_limit = 0;
 };
 
 // Metadata of one graph input or output.

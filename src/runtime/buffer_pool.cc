@@ -5,8 +5,8 @@
 
 namespace kiln::runtime {
 
-std::shared_ptr<BufferPool> BufferPool::Create(size_t max_cached_bytes) {
-  return std::shared_ptr<BufferPool>(new BufferPool(max_cached_bytes));
+std::shared_ptr<BufferPool> BufferPool::Create(size_t max_cached_bytes, uint64_t limit) {
+  return std::shared_ptr<BufferPool>(new BufferPool(max_cached_bytes, limit));
 }
 
 BufferPool::~BufferPool() {
@@ -37,6 +37,10 @@ Result<Tensor> BufferPool::Allocate(DType dtype, const Shape& shape, const DimOr
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (limit_ > 0 && stats_.in_use + cls > limit_)
+      return ResourceExhausted("memory limit of " + std::to_string(limit_) + " bytes exceeded: a tensor " + DTypeName(dtype) +
+                               ShapeToString(shape) + " needs " + std::to_string(bytes) + " bytes with " +
+                               std::to_string(stats_.in_use) + " already in use");
     auto it = free_.find(cls);
     if (it != free_.end() && !it->second.empty()) {
       p = it->second.back();

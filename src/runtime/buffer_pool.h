@@ -26,7 +26,8 @@ namespace kiln::runtime {
 
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
-  static std::shared_ptr<BufferPool> Create(size_t max_cached_bytes = size_t{1} << 30);
+  // `limit`: most bytes live at once (0 = none); beyond it Allocate fails.
+  static std::shared_ptr<BufferPool> Create(size_t max_cached_bytes = size_t{1} << 30, uint64_t limit = 0);
   ~BufferPool();
 
   // A tensor of logical `shape` stored in `order`; contents uninitialized
@@ -45,12 +46,13 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   static size_t SizeClass(size_t bytes);
 
  private:
-  explicit BufferPool(size_t max_cached) : max_cached_(max_cached) {}
+  BufferPool(size_t max_cached, uint64_t limit) : max_cached_(max_cached), limit_(limit) {}
   void Release(void* p, size_t cls);
 
   mutable std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;  // by size class
   size_t max_cached_;
+  uint64_t limit_;
   Stats stats_;
 };
 

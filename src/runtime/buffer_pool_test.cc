@@ -85,3 +85,35 @@ TEST(BufferPool, SecondRunAllocatesNothingNew) {
 
 }  // namespace
 }  // namespace kiln::runtime
+
+namespace kiln::runtime {
+namespace {
+
+// SessionOptions::memory_limit: a run that would hold more fails cleanly,
+// naming the node, and the session stays usable for inputs that fit.
+TEST(BufferPool, MemoryLimitGivesAClearErrorNamingTheNode) {
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(1024)});
+  auto r = b.AddNode("Relu", {x}, {}, 1, "big_relu")[0];
+  b.AddOutput(r);
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  for (const char* provider : {"reference", "cpu"}) {
+    SessionOptions o;
+    o.provider = provider;
+    o.memory_limit = 1 << 20;  // 1 MiB
+    auto s = CreateSessionFromModel(*m, o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    auto small = (*s)->Run({{"x", Tensor::Zeros(DType::kFloat32, {16, 1024})}});  // 64 KiB
+    EXPECT_TRUE(small.ok()) << provider << ": " << small.status().ToString();
+    auto big = (*s)->Run({{"x", Tensor::Zeros(DType::kFloat32, {512, 1024})}});  // 2 MiB
+    ASSERT_FALSE(big.ok()) << provider;
+    EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted) << big.status().ToString();
+    EXPECT_NE(big.status().message().find("big_relu"), std::string::npos) << big.status().ToString();
+    EXPECT_NE(big.status().message().find("memory limit"), std::string::npos) << big.status().ToString();
+    EXPECT_TRUE((*s)->Run({{"x", Tensor::Zeros(DType::kFloat32, {16, 1024})}}).ok()) << provider;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::runtime

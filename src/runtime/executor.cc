@@ -167,11 +167,12 @@ Status LookupSchema(const ops::OpSchema** schema, const ir::Node& n, int64_t ops
 
 Executor::~Executor() = default;
 
-Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Model> model, const Provider& provider) {
+Result<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const ir::Model> model, const Provider& provider,
+                                                   uint64_t memory_limit) {
   std::unique_ptr<Executor> ex(new Executor());
   ex->model_ = std::move(model);
   ex->provider_ = provider;
-  ex->pool_ = BufferPool::Create();
+  ex->pool_ = BufferPool::Create(size_t{1} << 30, memory_limit);
   KILN_RETURN_IF_ERROR(ex->PlanGraph(ex->model_->graph, {}));
   KILN_RETURN_IF_ERROR(ex->InferStatic());
   for (const auto& [g, plan] : ex->plans_) KILN_RETURN_IF_ERROR(ex->InstantiateKernels(*g, g == &ex->model_->graph));

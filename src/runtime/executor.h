@@ -35,7 +35,9 @@ class Executor {
   // dangling inputs, and load-time shape inference passes.
   // Each node runs on `provider`'s kernel, or on its fallback's when the
   // provider has none or declines the node.
-  static Result<std::unique_ptr<Executor>> Create(std::shared_ptr<const ir::Model> model, const Provider& provider);
+  // `memory_limit`: most bytes of kernel outputs live at once (0 = none).
+  static Result<std::unique_ptr<Executor>> Create(std::shared_ptr<const ir::Model> model, const Provider& provider,
+                                                  uint64_t memory_limit = 0);
 
   // Runs the main graph on `feeds` (validated by the caller) and returns the
   // values of `outputs`, in that order.

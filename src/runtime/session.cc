@@ -90,7 +90,7 @@ Result<std::unique_ptr<Session>> CreateSessionFromModel(ir::Model model, const S
   // Graph inputs and outputs are described as loaded, whatever the passes do.
   if (provider.optimizes) KILN_RETURN_IF_ERROR(passes::Optimize(model, level, &impl->pass_report));
   impl->model = std::make_shared<const ir::Model>(std::move(model));
-  KILN_ASSIGN_OR_RETURN(impl->executor, runtime::Executor::Create(impl->model, provider));
+  KILN_ASSIGN_OR_RETURN(impl->executor, runtime::Executor::Create(impl->model, provider, options.memory_limit));
   const ir::Graph& g = impl->model->graph;
   for (const ir::Value& v : g.inputs) {
     IoInfo io = MakeIoInfo(v.name, v.type);

@@ -31,6 +31,7 @@ struct RunArgs {
   std::string save_inputs;
   int threads = 0;
   int profile = 0;  // runs to profile; 0 = off
+  uint64_t memory_limit = 0;
 };
 
 Status EnsureDir(const std::string& dir, const char* option) {
@@ -55,6 +56,7 @@ int DoRun(const RunArgs& a) {
   opts.provider = a.provider;
   opts.opt_level = a.opt_level;
   opts.threads = a.threads;
+  opts.memory_limit = a.memory_limit;
   auto session = Session::Create(a.model, opts);
   if (!session.ok()) return ReportError("run", session.status(), kExitUsage);
   const Session& s = **session;
@@ -133,6 +135,7 @@ void AddRunCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--save-inputs", a->save_inputs, "write the inputs used (given or generated) as DIR/<name>.npy");
   sub->add_flag("--quiet", a->feed.quiet, "no notes on stderr");
   sub->add_option("--threads", a->threads, "worker threads (default: the cores available)");
+  sub->add_option("--memory-limit", a->memory_limit, "most bytes of tensors the run may hold at once (default: no limit)");
   sub->add_option("--profile", a->profile, "after the run, time N more runs per node and print the profile on stderr");
   sub->footer(
       "Inputs not given are generated from --seed: floats uniform in [-1, 1), integers uniform in [0, 10),\n"
