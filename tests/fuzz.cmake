@@ -1,0 +1,27 @@
+# A fixed seeded batch of `kiln fuzz` graphs (src/verify/fuzz.h): the cpu
+# provider against the reference provider at every opt level, at 1 and at 2
+# threads. A graph is identified by its seed, so a failure here is replayed
+# with `kiln fuzz --seed S --count 1 --opt-level all-levels --out DIR`.
+# Known bugs found by the fuzzer and not fixed yet are excluded with --skip,
+# each with a comment naming the bug (and its reproducer under
+# tests/regressions/); none at present.
+# Sizing (Release, 2 cores): 400 graphs x 4 levels at 1 thread ~13 s,
+# 200 graphs x 4 levels at 2 threads ~8 s.
+set(KILN_FUZZ_SKIP "")
+add_test(NAME fuzz_cpu_all_levels_t1
+         COMMAND kiln_cli fuzz --seed 1 --count 400 --provider cpu --opt-level all-levels --threads 1
+                 --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
+add_test(NAME fuzz_cpu_all_levels_t2
+         COMMAND kiln_cli fuzz --seed 1000001 --count 200 --provider cpu --opt-level all-levels --threads 2 --max-ops 16
+                 --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
+set_tests_properties(fuzz_cpu_all_levels_t1 fuzz_cpu_all_levels_t2 PROPERTIES TIMEOUT 600)
+
+# Reproducers of bugs the fuzzer found (tests/regressions/<name>/, ONNX
+# backend-test folders), replayed on the cpu provider.
+file(GLOB KILN_FUZZ_REGRESSIONS LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/tests/regressions/*)
+foreach(dir ${KILN_FUZZ_REGRESSIONS})
+  if(EXISTS ${dir}/model.onnx)
+    get_filename_component(name ${dir} NAME)
+    add_test(NAME regression_${name} COMMAND kiln_cli conformance ${dir} --provider cpu)
+  endif()
+endforeach()
