@@ -201,6 +201,10 @@ FuzzGraphResult FuzzGraph(uint64_t seed, const FuzzConfig& config) {
     }
     want = std::move(out).value();
   }
+  if (!config.emit_dir.empty()) {
+    Status st = WriteBackendTestFolder(*model, *feeds, want, (fs::path(config.emit_dir) / ("seed_" + std::to_string(seed))).string());
+    if (!st.ok()) fail("reference", "", "emit: " + st.ToString());
+  }
   std::map<std::string, Datum> datum_feeds;
   for (const auto& [k, v] : *feeds) datum_feeds[k] = v;
 

@@ -37,6 +37,7 @@ struct FuzzConfig {
   std::vector<std::string> levels = {"all"};
   int threads = 0;                 // the provider session's threads (0 = the cores available)
   std::string out_dir;             // reproducers go to OUT/seed_<S>/; "" = not written
+  std::string emit_dir;            // every graph (with the reference's outputs) to EMIT/seed_<S>/; "" = none
   std::set<uint64_t> skip_seeds;   // known bugs, not run (counted as skipped)
   FuzzOptions graph;
   bool find_divergence = true;     // on a mismatch, verify --per-node names the first divergent node

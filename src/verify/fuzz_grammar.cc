@@ -60,7 +60,9 @@ class Generator {
     return Floats(s, v);
   }
   std::string Node(const std::string& op, const std::vector<std::string>& in, const std::vector<Attribute>& attrs = {}) {
-    return b_.AddNode(op, in, attrs);
+    std::string y = b_.AddNode(op, in, attrs);
+    produced_.push_back(y);
+    return y;
   }
   void Spine(const std::string& name, const Shape& s) { spine_.push_back({name, s}); }
   void Side(const std::string& name, const Shape& s) { side_.push_back({name, s}); }
@@ -94,7 +96,8 @@ class Generator {
   bool SqueezeExcite();
   bool ConvResidual();
   // An activation of `x` (same shape); records its name.
-  std::string Activation(const std::string& x);
+  std::string Activation(const std::string& x, const Shape& shape);
+  std::string ActivationNodes(const std::string& x);
 
   uint64_t seed_;
   FuzzOptions o_;
@@ -102,8 +105,13 @@ class Generator {
   ir::GraphBuilder b_;
   int counter_ = 0;
   std::vector<FVal> spine_, side_;
+  // Values inside patterns the passes fuse (an activation's input and its
+  // chain's inner values): as graph outputs they must block or survive the fusion.
+  std::vector<FVal> inner_;
+  std::vector<std::string> produced_;  // every single-output node's value, in order
   std::vector<std::string> used_;
   std::vector<std::string> inputs_;
+  std::map<std::string, Shape> input_shapes_;
 };
 
 // Conv weights scaled so activations keep unit magnitude through a chain.
@@ -164,7 +172,7 @@ bool Generator::Conv() {
   if (Chance(0.7)) in.push_back(Weight({m}, -0.5, 0.5));
   std::string y = Node("Conv", in, attrs);
   Used(group == 1 ? "Conv" : group == c ? "ConvDepthwise" : "ConvGrouped");
-  if (Chance(0.55)) y = Activation(y);
+  if (Chance(0.55)) y = Activation(y, out);
   Spine(y, out);
   return true;
 }
@@ -204,7 +212,7 @@ bool Generator::ConvTranspose() {
   if (Chance(0.6)) in.push_back(Weight({m}, -0.5, 0.5));
   std::string y = Node("ConvTranspose", in, attrs);
   Used("ConvTranspose");
-  if (Chance(0.4)) y = Activation(y);
+  if (Chance(0.4)) y = Activation(y, out);
   Spine(y, out);
   return true;
 }
@@ -471,7 +479,16 @@ bool Generator::Binary() {
   return true;
 }
 
-std::string Generator::Activation(const std::string& x) {
+std::string Generator::Activation(const std::string& x, const Shape& shape) {
+  const size_t mark = produced_.size();
+  std::string y = ActivationNodes(x);
+  inner_.push_back({x, shape});
+  for (size_t i = mark; i < produced_.size(); ++i)
+    if (produced_[i] != y) inner_.push_back({produced_[i], shape});
+  return y;
+}
+
+std::string Generator::ActivationNodes(const std::string& x) {
   const int k = static_cast<int>(Int(0, 13));
   auto three_clip = [&](const std::string& v) {
     std::string t = Chance(0.5) ? Node("Add", {v, Scalar(3)}) : Node("Add", {Scalar(3), v});
@@ -510,7 +527,7 @@ std::string Generator::Activation(const std::string& x) {
 
 bool Generator::ActivationProduction() {
   FVal x = PickSpine();
-  Spine(Activation(x.name), x.shape);
+  Spine(Activation(x.name, x.shape), x.shape);
   return true;
 }
 
@@ -522,7 +539,7 @@ bool Generator::BatchNorm() {
   std::string y = Node("BatchNormalization", {x.name, Weight({c}, 0.5, 1.5), Weight({c}, -0.5, 0.5), Weight({c}, -0.5, 0.5),
                                               Weight({c}, 0.25, 2.0)}, attrs);
   Used("BatchNormalization");
-  if (Chance(0.4)) y = Activation(y);
+  if (Chance(0.4)) y = Activation(y, x.shape);
   Spine(y, x.shape);
   return true;
 }
@@ -586,7 +603,7 @@ bool Generator::FlattenGemm() {
     y = Node("MatMul", {v, Weight({k, nout}, -s, s)});
     Used("MatMul2D");
   }
-  if (Chance(0.3)) y = Activation(y);
+  if (Chance(0.3)) y = Activation(y, out);
   if (Chance(0.5) && Fits({m, nout, 1, 1})) {  // back onto the spine as [M, N, 1, 1]
     Spine(Node("Reshape", {y, Ints({m, nout, 1, 1})}), {m, nout, 1, 1});
     Used("Reshape");
@@ -644,7 +661,7 @@ bool Generator::SqueezeUnsqueeze() {
   s.insert(s.begin() + a, 1);
   std::string v = Node("Unsqueeze", {x.name, Ints({Chance(0.3) ? a - 5 : a})});
   Used("Unsqueeze");
-  if (Chance(0.4)) v = Activation(v);
+  if (Chance(0.4)) v = Activation(v, s);
   if (Chance(0.25)) { Side(v, s); return true; }
   Spine(Node("Squeeze", {v, Ints({Chance(0.3) ? a - 5 : a})}), x.shape);
   Used("Squeeze");
@@ -712,10 +729,11 @@ bool Generator::ConvResidual() {
   std::string y = Node("Conv", {x.name, Weight({c, dw ? 1 : c, k, k}, -s, s), Weight({c}, -0.5, 0.5)}, attrs);
   if (Chance(0.3))
     y = Node("BatchNormalization", {y, Weight({c}, 0.5, 1.5), Weight({c}, -0.5, 0.5), Weight({c}, -0.5, 0.5), Weight({c}, 0.25, 2.0)});
-  if (Chance(0.3)) y = Activation(y);
+  if (Chance(0.3)) y = Activation(y, x.shape);
+  inner_.push_back({y, x.shape});
   y = Chance(0.5) ? Node("Add", {y, x.name}) : Node("Add", {x.name, y});
   Used("ConvResidual");
-  if (Chance(0.5)) y = Activation(y);
+  if (Chance(0.5)) y = Activation(y, x.shape);
   Spine(y, x.shape);
   return true;
 }
@@ -725,23 +743,37 @@ Result<ir::Model> Generator::Run() {
   const int64_t n = Chance(0.85) ? 1 : 2;
   const int64_t c = Pick(std::vector<int64_t>{1, 3, 3, 4, 8, 8, 16, 32});
   const int64_t h = Int(4, o_.limits.max_spatial), w = Chance(0.6) ? h : Int(4, o_.limits.max_spatial);
+  // Symbolic batch and spatial dims (fed the concrete shape recorded in the
+  // metadata): plans made from load-time dims must hold at run time.
+  const bool dynamic = Chance(o_.dynamic_input_probability);
+  auto add_input = [&](const std::string& name, bool channels_last) {
+    const Shape s = channels_last ? Shape{n, h, w, c} : Shape{n, c, h, w};
+    input_shapes_[name] = s;
+    if (!dynamic) return b_.AddInput(name, DType::kFloat32, s);
+    ir::Dims d = ir::DimsFromShape(s);
+    d[0] = ir::Dim::Symbol("N");
+    d[channels_last ? 1 : 2] = ir::Dim::Symbol("H");
+    d[channels_last ? 2 : 3] = ir::Dim::Symbol("W");
+    return b_.AddInput(name, DType::kFloat32, d);
+  };
+  if (dynamic) Used("DynamicInput");
   const bool nhwc = Chance(o_.nhwc_input_probability);
   if (nhwc) {
-    std::string in = b_.AddInput("input_nhwc", DType::kFloat32, Shape{n, h, w, c});
+    std::string in = add_input("input_nhwc", true);
     inputs_.push_back(in);
     Spine(Node("Transpose", {in}, {Attribute::Ints("perm", {0, 3, 1, 2})}), {n, c, h, w});
     Used("InputNHWC");
   } else {
-    inputs_.push_back(b_.AddInput("input", DType::kFloat32, Shape{n, c, h, w}));
+    inputs_.push_back(add_input("input", false));
     Spine(inputs_.back(), {n, c, h, w});
   }
   if (Chance(o_.second_input_probability)) {
     if (Chance(0.5)) {
-      std::string in = b_.AddInput("input2_nhwc", DType::kFloat32, Shape{n, h, w, c});
+      std::string in = add_input("input2_nhwc", true);
       inputs_.push_back(in);
       Spine(Node("Transpose", {in}, {Attribute::Ints("perm", {0, 3, 1, 2})}), {n, c, h, w});
     } else {
-      inputs_.push_back(b_.AddInput("input2", DType::kFloat32, Shape{n, c, h, w}));
+      inputs_.push_back(add_input("input2", false));
       Spine(inputs_.back(), {n, c, h, w});
     }
   }
@@ -783,6 +815,7 @@ Result<ir::Model> Generator::Run() {
   all.insert(all.end(), side_.begin(), side_.end());
   const int64_t extra = Int(0, o_.max_extra_outputs);
   for (int64_t i = 0; i < extra && !all.empty(); ++i) add_out(Pick(all));
+  if (!inner_.empty() && Chance(0.35)) add_out(Pick(inner_));
   if (outs.empty()) return Internal("fuzz seed " + std::to_string(seed_) + ": no value to output");
   for (const FVal& v : outs) b_.AddOutput(v.name, ir::TypeInfo::Tensor(DType::kFloat32, ir::DimsFromShape(v.shape)));
   std::string list;
@@ -791,6 +824,7 @@ Result<ir::Model> Generator::Run() {
   KILN_ASSIGN_OR_RETURN(ir::Model m, b_.Build());
   m.metadata["kiln.fuzz.seed"] = std::to_string(seed_);
   m.metadata["kiln.fuzz.productions"] = list;
+  for (const auto& [name, shape] : input_shapes_) m.metadata["kiln.fuzz.input." + name] = ShapeToString(shape);
   return m;
 }
 
@@ -801,15 +835,43 @@ Result<ir::Model> GenerateGraph(uint64_t seed, const FuzzOptions& options) {
   return g.Run();
 }
 
+namespace {
+
+// "[1,3,16,16]" -> {1, 3, 16, 16}.
+Result<Shape> ParseShape(const std::string& text) {
+  Shape s;
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return InvalidArgument("bad shape '" + text + "'");
+  std::string body = text.substr(1, text.size() - 2);
+  size_t p = 0;
+  while (p < body.size()) {
+    size_t q = body.find(',', p);
+    if (q == std::string::npos) q = body.size();
+    try {
+      s.push_back(std::stoll(body.substr(p, q - p)));
+    } catch (...) {
+      return InvalidArgument("bad shape '" + text + "'");
+    }
+    p = q + 1;
+  }
+  return s;
+}
+
+}  // namespace
+
 Result<std::map<std::string, Tensor>> GenerateFeeds(const ir::Model& model, uint64_t seed) {
   std::map<std::string, Tensor> feeds;
   for (const ir::Value* v : model.graph.RealInputs()) {
     if (v->type.kind != ir::TypeInfo::Kind::kTensor || !v->type.shape)
       return InvalidArgument("input '" + v->name + "' has no static tensor type");
     Shape s;
-    for (const ir::Dim& d : *v->type.shape) {
-      if (!d.known()) return InvalidArgument("input '" + v->name + "' has a dynamic dim");
-      s.push_back(d.value);
+    auto recorded = model.metadata.find("kiln.fuzz.input." + v->name);
+    if (recorded != model.metadata.end()) {
+      KILN_ASSIGN_OR_RETURN(s, ParseShape(recorded->second));
+    } else {
+      for (const ir::Dim& d : *v->type.shape) {
+        if (!d.known()) return InvalidArgument("input '" + v->name + "' has a dynamic dim");
+        s.push_back(d.value);
+      }
     }
     ir::SeededRng rng(ir::SeedFor(seed, v->name));
     KILN_ASSIGN_OR_RETURN(Tensor t, ir::RandomTensor(v->type.dtype, s, rng, -1, 1));
@@ -820,7 +882,7 @@ Result<std::map<std::string, Tensor>> GenerateFeeds(const ir::Model& model, uint
 
 const std::vector<std::string>& FuzzProductionNames() {
   static const std::vector<std::string> kNames = {
-      "InputNHWC", "Conv", "ConvDepthwise", "ConvGrouped", "ConvTranspose", "Transpose", "TransposeChain",
+      "InputNHWC", "DynamicInput", "Conv", "ConvDepthwise", "ConvGrouped", "ConvTranspose", "Transpose", "TransposeChain",
       "ResizeNearestScales", "ResizeNearestSizes", "ResizeLinearScales", "ResizeLinearSizes", "ResizeCubicScales",
       "ResizeCubicSizes", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Concat", "Split", "Slice",
       "SliceStep", "PadConstant", "PadReflect", "PadEdge", "AddSame", "AddBroadcast", "AddConst", "AddScalar", "AddFull",

@@ -45,13 +45,16 @@ struct FuzzOptions {
   int max_ops = 10;
   double nhwc_input_probability = 0.8;
   double second_input_probability = 0.2;
+  double dynamic_input_probability = 0.15;  // inputs declare symbolic N, H, W
   int max_extra_outputs = 2;  // intermediate values added as outputs
   FuzzLimits limits;
 };
 
 // The graph of `seed`: the same seed and options give the same model, on
 // every platform (ir::SeededRng). Metadata "kiln.fuzz.seed" holds the seed,
-// "kiln.fuzz.productions" the productions applied, space-separated.
+// "kiln.fuzz.productions" the productions applied, space-separated, and
+// "kiln.fuzz.input.<name>" each input's concrete shape ("[1,16,16,3]"; the
+// declared dims may be symbolic).
 Result<ir::Model> GenerateGraph(uint64_t seed, const FuzzOptions& options = {});
 
 // Inputs of a generated graph: each real input uniform in [-1, 1) from

@@ -1,5 +1,5 @@
 // kiln fuzz [--seed S] [--count N] [--provider cpu] [--opt-level L|all-levels]
-//           [--threads T] [--out DIR] [--skip S,...] [--no-isolate] [--quiet]
+//           [--threads T] [--out DIR] [--emit DIR] [--skip S,...] [--no-isolate] [--quiet]
 // Differential graph fuzzing (src/verify/fuzz.h): graph i is the graph of
 // seed S+i; each runs on the reference provider and on the provider at each
 // opt level, and every output is compared. One line per failure, then
@@ -21,6 +21,7 @@ struct FuzzArgs {
   std::string opt_level = "all";
   int threads = 0;
   std::string out;
+  std::string emit;
   std::vector<std::string> skip;
   bool no_isolate = false;
   bool no_divergence = false;
@@ -36,6 +37,7 @@ int DoFuzz(const FuzzArgs& a) {
   c.provider = a.provider;
   c.threads = a.threads;
   c.out_dir = a.out;
+  c.emit_dir = a.emit;
   c.isolate = !a.no_isolate;
   c.find_divergence = !a.no_divergence;
   c.timeout_s = a.timeout;
@@ -94,6 +96,7 @@ void AddFuzzCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--opt-level", a->opt_level, "disable, basic, extended, all (default), a comma list, or all-levels");
   sub->add_option("--threads", a->threads, "worker threads of the provider's sessions (0 = all cores)");
   sub->add_option("--out", a->out, "write each failing graph as an ONNX backend-test folder OUT/seed_<S>/");
+  sub->add_option("--emit", a->emit, "write every graph, with the reference's outputs, as a backend-test folder EMIT/seed_<S>/");
   sub->add_option("--skip", a->skip, "seeds not to run (known bugs), comma-separated; repeatable");
   sub->add_option("--max-ops", a->max_ops, "most productions per graph (default 10)");
   sub->add_option("--timeout", a->timeout, "seconds per graph before it counts as hung (default 120)");
