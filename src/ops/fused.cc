@@ -46,6 +46,12 @@ Result<ActivationAttrs> ParseActivation(const ir::Node& node) {
   if (!found) return node.Invalid("unknown activation '" + name + "'");
   ActivationAttrs a;
   a.kind = found->kind;
+  KILN_ASSIGN_OR_RETURN(std::vector<float> affine, node.GetFloats("post_affine"));
+  if (!affine.empty()) {
+    if (affine.size() != 2) return node.Invalid("post_affine takes [scale, shift], got " + std::to_string(affine.size()) + " values");
+    a.post_scale = affine[0];
+    a.post_shift = affine[1];
+  }
   if (params.empty()) {
     // Absent parameters take the ONNX defaults of the op they stand for.
     if (a.kind == Activation::kClip) {
@@ -66,6 +72,7 @@ Result<ActivationAttrs> ParseActivation(const ir::Node& node) {
 
 std::vector<ir::Attribute> ActivationToAttributes(const ActivationAttrs& a) {
   std::vector<ir::Attribute> out;
+  if (a.has_post_affine()) out.push_back(ir::Attribute::Floats("post_affine", {a.post_scale, a.post_shift}));
   for (const auto& n : kActivations) {
     if (n.kind != a.kind || a.kind == Activation::kNone) continue;
     out.push_back(ir::Attribute::String("activation", n.name));
@@ -75,7 +82,8 @@ std::vector<ir::Attribute> ActivationToAttributes(const ActivationAttrs& a) {
   return out;
 }
 
-double ApplyActivation(const ActivationAttrs& a, double x) {
+namespace {
+double ApplyKind(const ActivationAttrs& a, double x) {
   switch (a.kind) {
     case Activation::kNone: return x;
     case Activation::kRelu: return x > 0 ? x : 0.0;
@@ -89,6 +97,12 @@ double ApplyActivation(const ActivationAttrs& a, double x) {
     case Activation::kTanh: return std::tanh(x);
   }
   return x;
+}
+}  // namespace
+
+double ApplyActivation(const ActivationAttrs& a, double x) {
+  const double y = ApplyKind(a, x);
+  return a.has_post_affine() ? static_cast<double>(a.post_scale) * y + static_cast<double>(a.post_shift) : y;
 }
 
 namespace {

@@ -12,6 +12,8 @@
 // activation: "" (none), "Relu", "Clip" (activation_params = [min, max]),
 // "LeakyRelu" ([alpha]), "Sigmoid", "SiLU" (x * sigmoid(x)), "HardSigmoid"
 // ([alpha, beta]), "HardSwish" (x * max(0, min(1, x/6 + 1/2))), "Tanh".
+// post_affine: [scale, shift] (default [1, 0]): Y = scale * act(...) + shift,
+// a scalar Mul/Add after the activation (PaddleOCR's learnable affine blocks).
 // The reference provider runs them as the composition they stand for, so the
 // optimized graph can be verified against the original on the oracle.
 #pragma once
@@ -32,6 +34,9 @@ struct ActivationAttrs {
   Activation kind = Activation::kNone;
   // Clip: min, max; LeakyRelu: alpha; HardSigmoid: alpha, beta.
   float alpha = 0, beta = 0;
+  // Applied after the activation: y = post_scale * act(x) + post_shift.
+  float post_scale = 1, post_shift = 0;
+  bool has_post_affine() const { return post_scale != 1.f || post_shift != 0.f; }
 };
 
 // Reads "activation" and "activation_params" of a fused node.

@@ -31,7 +31,8 @@ Result<bool> FuseResidualAdd(ir::Graph& g, PassContext& ctx) {
     if (!(plain || fused) || conv.outputs.size() != 1 || !conv.HasOutput(0) || conv.inputs.size() < 2) return false;
     if (fused) {
       auto act = ops::ParseActivation(conv);
-      if (!act.ok() || act->kind != ops::Activation::kNone || conv.HasInput(3)) return false;
+      // A post_affine applies after Z would be added: not the same sum.
+      if (!act.ok() || act->kind != ops::Activation::kNone || act->has_post_affine() || conv.HasInput(3)) return false;
     }
     const std::string y = conv.outputs[0];
     const auto& uses = index.Consumers(y);

@@ -7,7 +7,8 @@
 //             fold_conv_affine (before the fusions: Conv+BN+Relu and
 //             Conv*s+t+Relu must look like Conv+Relu), fuse_conv_activation,
 //             fuse_residual_add (after it: a Conv whose Add sits before the
-//             activation is left for it), then basic again; repeated until
+//             activation is left for it), fuse_post_affine (a scalar Mul/Add
+//             after a fused node's activation), then basic again; repeated until
 //             nothing changes (a Mul after a BN folds once the BN has).
 //   all:      extended; layout planning is the provider's (src/plan).
 // The graph is checked after every pass (it is cheap, so in every build): a
@@ -70,6 +71,7 @@ constexpr Pass kExtended[] = {
     {"fold_conv_affine", FoldConvAffine},
     {"fuse_conv_activation", FuseConvActivation},
     {"fuse_residual_add", FuseResidualAdd},
+    {"fuse_post_affine", FusePostAffine},
 };
 
 // Each round can only shrink the graph; the bounds are guards.

@@ -11,7 +11,8 @@ const dnnl::engine& Engine() {
 
 dnnl::memory::dims Dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
 
-bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
+namespace {
+bool AppendKind(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
   using A = ops::Activation;
   using alg = dnnl::algorithm;
   switch (a.kind) {
@@ -30,6 +31,14 @@ bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
     case A::kHardSwish: ops.append_eltwise(1.f, alg::eltwise_hardswish, 1.f / 6.f, 0.5f); return true;
   }
   return false;
+}
+}  // namespace
+
+bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
+  if (!AppendKind(a, ops)) return false;
+  // post_affine: scale * act + shift as oneDNN's linear eltwise.
+  if (a.has_post_affine()) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, a.post_scale, a.post_shift);
+  return true;
 }
 
 void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, std::unordered_map<int, dnnl::memory> args) {

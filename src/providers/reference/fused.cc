@@ -80,7 +80,7 @@ Status PostProcess(runtime::KernelContext& ctx, const FusedPlan& p, Tensor& y) {
     }
     strides = BroadcastStrides(e->shape(), y.shape());
   }
-  if (!e && p.act.kind == ops::Activation::kNone) return Status::Ok();
+  if (!e && p.act.kind == ops::Activation::kNone && !p.act.has_post_affine()) return Status::Ok();
   ForEachIndex(y.shape(), [&](int64_t lin, const std::vector<int64_t>& idx) {
     double v = y.GetAsDouble(lin);
     if (e) v += e->GetAsDouble(OffsetOf(idx, strides));
