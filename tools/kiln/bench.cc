@@ -20,6 +20,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "runtime/buffer_pool.h"
+#include "runtime/profile.h"
 #include "runtime/session_internal.h"
 
 namespace kiln::cli {
@@ -33,6 +34,7 @@ struct BenchArgs {
   FeedArgs feed;
   int warmup = 3;
   int runs = 20;
+  int profile = 0;  // after timing, N profiled runs (per-op and per-node times)
   std::string json;
 };
 
@@ -115,6 +117,12 @@ int DoBench(const BenchArgs& a) {
   std::printf("buffers     peak %.1f MiB live  (%llu blocks from the system, %llu reuses)\n", pool.peak_in_use / mib,
               static_cast<unsigned long long>(pool.system_allocations), static_cast<unsigned long long>(pool.reuses));
 
+  if (a.profile > 0) {
+    auto prof = ProfileRuns(s, *feeds, a.profile);
+    if (!prof.ok()) return ReportError("bench", prof.status(), kExitRunError);
+    std::fputs(FormatProfile(*prof).c_str(), stdout);
+  }
+
   if (!a.json.empty()) {
     nlohmann::json j = {
         {"runtime", "kiln"},
@@ -155,6 +163,7 @@ void AddBenchCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--seed", a->feed.seed, "seed of generated inputs (default 0)");
   sub->add_option("--warmup", a->warmup, "untimed runs first (default 3)");
   sub->add_option("--runs", a->runs, "timed runs (default 20)");
+  sub->add_option("--profile", a->profile, "after timing, N more runs timed per node: per-op and slowest-node tables");
   sub->add_option("--json", a->json, "also write every figure (and each run's time) to FILE as JSON");
   sub->footer(
       "Inputs not given are generated from --seed as `kiln run` does. Latencies are wall-clock per Run, in ms;\n"
