@@ -4,10 +4,14 @@
 # with `kiln fuzz --seed S --count 1 --opt-level all-levels --out DIR`.
 # Known bugs found by the fuzzer and not fixed yet are excluded with --skip,
 # each with a comment naming the bug (and its reproducer under
-# tests/regressions/); none at present.
-# Sizing (Release, 2 cores): 400 graphs x 4 levels at 1 thread ~13 s,
-# 200 graphs x 4 levels at 2 threads ~8 s.
-set(KILN_FUZZ_SKIP "")
+# tests/regressions/).
+# Sizing (Release, 2 shared cores): 400 graphs x 4 levels at 1 thread ~15 s,
+# 200 graphs (up to 16 productions) x 4 levels at 2 threads ~35 s.
+#  - 1000038: cpu Resize, opset 11 nearest with tf_half_pixel_for_nn, ignores
+#    the coordinate transformation on the unresized N and C axes (the spec and
+#    the reference map x -> x + 0.5 there, so ceil / round_prefer_ceil read
+#    channel c + 1); reproducer tests/regressions/resize11_tf_half_pixel_for_nn_shift.
+set(KILN_FUZZ_SKIP --skip 1000038)
 add_test(NAME fuzz_cpu_all_levels_t1
          COMMAND kiln_cli fuzz --seed 1 --count 400 --provider cpu --opt-level all-levels --threads 1
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
@@ -17,11 +21,17 @@ add_test(NAME fuzz_cpu_all_levels_t2
 set_tests_properties(fuzz_cpu_all_levels_t1 fuzz_cpu_all_levels_t2 PROPERTIES TIMEOUT 600)
 
 # Reproducers of bugs the fuzzer found (tests/regressions/<name>/, ONNX
-# backend-test folders), replayed on the cpu provider.
+# backend-test folders), replayed on the cpu provider. Bugs not fixed yet are
+# listed here and expected to fail (WILL_FAIL), so make test stays green and
+# the fix shows as this test failing: then remove the name from the list.
+set(KILN_FUZZ_OPEN_REGRESSIONS resize11_tf_half_pixel_for_nn_shift)
 file(GLOB KILN_FUZZ_REGRESSIONS LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/tests/regressions/*)
 foreach(dir ${KILN_FUZZ_REGRESSIONS})
   if(EXISTS ${dir}/model.onnx)
     get_filename_component(name ${dir} NAME)
     add_test(NAME regression_${name} COMMAND kiln_cli conformance ${dir} --provider cpu)
+    if(name IN_LIST KILN_FUZZ_OPEN_REGRESSIONS)
+      set_tests_properties(regression_${name} PROPERTIES WILL_FAIL TRUE)
+    endif()
   endif()
 endforeach()

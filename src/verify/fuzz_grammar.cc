@@ -13,7 +13,15 @@ namespace {
 
 using ir::Attribute;
 
-constexpr int64_t kOpset = 17;
+// The graph's opset: mostly 17; sometimes 13 or 11, whose schemas differ
+// (Split/Squeeze/Unsqueeze take attributes at 11, Resize-11 needs roi and
+// scales inputs and has tf_half_pixel_for_nn, Softmax coerces to 2-D before
+// 13, no HardSwish op before 14). Drawn from its own stream.
+int64_t DrawOpset(uint64_t seed, double older_probability) {
+  ir::SeededRng r(ir::SeedFor(seed, "opset"));
+  if (r.Uniform() >= older_probability) return 17;
+  return r.Uniform() < 0.5 ? 13 : 11;
+}
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
@@ -25,7 +33,11 @@ struct FVal {
 class Generator {
  public:
   Generator(uint64_t seed, const FuzzOptions& o)
-      : seed_(seed), o_(o), rng_(ir::SeedFor(seed, "graph")), b_(kOpset, "fuzz_" + std::to_string(seed), ir::SeedFor(seed, "weights")) {}
+      : seed_(seed),
+        o_(o),
+        opset_(DrawOpset(seed, o.older_opset_probability)),
+        rng_(ir::SeedFor(seed, "graph")),
+        b_(opset_, "fuzz_" + std::to_string(seed), ir::SeedFor(seed, "weights")) {}
 
   Result<ir::Model> Run();
 
@@ -64,6 +76,11 @@ class Generator {
     produced_.push_back(y);
     return y;
   }
+  // Squeeze/Unsqueeze: axes as an input from opset 13, an attribute before.
+  std::string AxesNode(const std::string& op, const std::string& x, const std::vector<int64_t>& axes) {
+    if (opset_ >= 13) return Node(op, {x, Ints(axes)});
+    return Node(op, {x}, {Attribute::Ints("axes", axes)});
+  }
   void Spine(const std::string& name, const Shape& s) { spine_.push_back({name, s}); }
   void Side(const std::string& name, const Shape& s) { side_.push_back({name, s}); }
   bool Fits(const Shape& s) const { return FitsLimits(s, o_.limits); }
@@ -101,6 +118,7 @@ class Generator {
 
   uint64_t seed_;
   FuzzOptions o_;
+  int64_t opset_;
   ir::SeededRng rng_;
   ir::GraphBuilder b_;
   int counter_ = 0;
@@ -242,6 +260,9 @@ bool Generator::Resize() {
   const std::string mode = r < 0.55 ? "nearest" : r < 0.9 ? "linear" : "cubic";
   std::vector<std::string> coords = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
   // tf_half_pixel_for_nn belongs to Resize-11 only (removed in opset 13).
+  if (mode == "nearest" && opset_ < 13) coords.push_back("tf_half_pixel_for_nn");
+  // Resize-11: roi and scales are required inputs (empty tensors when unused).
+  auto required = [&](const std::string& v) { return opset_ < 13 && v.empty() ? Floats({0}, {}) : v; };
   std::string coord = Chance(0.05) ? "tf_crop_and_resize" : Pick(coords);
   std::vector<Attribute> attrs = {Attribute::String("mode", mode)};
   if (coord != "half_pixel" || Chance(0.5)) attrs.push_back(Attribute::String("coordinate_transformation_mode", coord));
@@ -264,13 +285,13 @@ bool Generator::Resize() {
     const std::vector<float> scales = {0.5f, 0.75f, 1.0f, 1.5f, 2.0f, 2.0f, 3.0f};
     float fh = Pick(scales), fw = Chance(0.6) ? fh : Pick(scales);
     out = {n, c, ResizeOutSize(h, fh), ResizeOutSize(w, fw)};
-    in = {x.name, roi, Floats({4}, {1.0f, 1.0f, fh, fw})};
+    in = {x.name, required(roi), Floats({4}, {1.0f, 1.0f, fh, fw})};
     Used("Resize" + std::string(mode == "nearest" ? "Nearest" : mode == "linear" ? "Linear" : "Cubic") + "Scales");
   } else {
     const int64_t lim = std::min<int64_t>(o_.limits.max_spatial, 3 * std::max(h, w));
     out = {n, c, Chance(0.3) ? h * 2 : Int(1, lim), 0};
     out[3] = Chance(0.6) && out[2] == h * 2 ? w * 2 : Int(1, lim);
-    in = {x.name, roi, "", Ints(out)};
+    in = {x.name, required(roi), required(""), Ints(out)};
     Used("Resize" + std::string(mode == "nearest" ? "Nearest" : mode == "linear" ? "Linear" : "Cubic") + "Sizes");
   }
   if (out[2] < 1 || out[3] < 1 || !Fits(out)) { used_.pop_back(); return false; }
@@ -360,6 +381,7 @@ bool Generator::Split() {
   const int64_t k = Int(2, std::min<int64_t>(3, d));
   std::vector<int64_t> parts;
   std::vector<std::string> in = {x.name};
+  bool split_attr = false;
   if (d % k == 0 && Chance(0.5)) {
     parts.assign(static_cast<size_t>(k), d / k);
   } else {
@@ -370,9 +392,12 @@ bool Generator::Split() {
       left -= p;
     }
     parts.push_back(left);
-    in.push_back(Ints(parts));
+    if (opset_ >= 13) in.push_back(Ints(parts));
+    else split_attr = true;
   }
-  auto outs = b_.AddNode("Split", in, {Attribute::Int("axis", Chance(0.3) ? axis - 4 : axis)}, static_cast<size_t>(k));
+  std::vector<Attribute> attrs = {Attribute::Int("axis", Chance(0.3) ? axis - 4 : axis)};
+  if (split_attr) attrs.push_back(Attribute::Ints("split", parts));
+  auto outs = b_.AddNode("Split", in, attrs, static_cast<size_t>(k));
   for (size_t i = 0; i < outs.size(); ++i) {
     Shape s = x.shape;
     s[axis] = parts[i];
@@ -504,7 +529,13 @@ std::string Generator::ActivationNodes(const std::string& x) {
       Used("HardSigmoid");
       return Node("HardSigmoid", {x}, {Attribute::Float("alpha", static_cast<float>(Real(0.1, 0.5))),
                                        Attribute::Float("beta", static_cast<float>(Real(0.3, 0.6)))});
-    case 5: Used("HardSwish"); return Node("HardSwish", {x});
+    case 5:
+      if (opset_ < 14) {  // no HardSwish op yet: decomposed
+        Used("HardSwishDecomposed");
+        return Node("Div", {mul(x, three_clip(x)), Scalar(6)});
+      }
+      Used("HardSwish");
+      return Node("HardSwish", {x});
     case 6: Used("Relu6"); return Node("Clip", {x, Scalar(0), Scalar(6)});
     case 7: {
       Used("Clip");
@@ -649,21 +680,21 @@ bool Generator::SqueezeUnsqueeze() {
     for (int64_t i = 0; i < 4; ++i)
       if (std::find(axes.begin(), axes.end(), i) == axes.end()) s.push_back(x.shape[i]);
     const bool all_ones = axes.size() == ones.size();
-    std::string v = (all_ones && Chance(0.3)) ? Node("Squeeze", {x.name}) : Node("Squeeze", {x.name, Ints(axes)});
+    std::string v = (all_ones && Chance(0.3)) ? Node("Squeeze", {x.name}) : AxesNode("Squeeze", x.name, axes);
     Used("Squeeze");
     if (s.empty() || Chance(0.3)) { Side(v, s); return true; }
-    Spine(Node("Unsqueeze", {v, Ints(axes)}), x.shape);
+    Spine(AxesNode("Unsqueeze", v, axes), x.shape);
     Used("Unsqueeze");
     return true;
   }
   const int64_t a = Int(0, 4);
   Shape s = x.shape;
   s.insert(s.begin() + a, 1);
-  std::string v = Node("Unsqueeze", {x.name, Ints({Chance(0.3) ? a - 5 : a})});
+  std::string v = AxesNode("Unsqueeze", x.name, {Chance(0.3) ? a - 5 : a});
   Used("Unsqueeze");
   if (Chance(0.4)) v = Activation(v, s);
   if (Chance(0.25)) { Side(v, s); return true; }
-  Spine(Node("Squeeze", {v, Ints({Chance(0.3) ? a - 5 : a})}), x.shape);
+  Spine(AxesNode("Squeeze", v, {Chance(0.3) ? a - 5 : a}), x.shape);
   Used("Squeeze");
   return true;
 }
@@ -757,6 +788,7 @@ Result<ir::Model> Generator::Run() {
     return b_.AddInput(name, DType::kFloat32, d);
   };
   if (dynamic) Used("DynamicInput");
+  if (opset_ != 17) Used("Opset" + std::to_string(opset_));
   const bool nhwc = Chance(o_.nhwc_input_probability);
   if (nhwc) {
     std::string in = add_input("input_nhwc", true);
@@ -882,7 +914,7 @@ Result<std::map<std::string, Tensor>> GenerateFeeds(const ir::Model& model, uint
 
 const std::vector<std::string>& FuzzProductionNames() {
   static const std::vector<std::string> kNames = {
-      "InputNHWC", "DynamicInput", "Conv", "ConvDepthwise", "ConvGrouped", "ConvTranspose", "Transpose", "TransposeChain",
+      "InputNHWC", "DynamicInput", "Opset11", "Opset13", "Conv", "ConvDepthwise", "ConvGrouped", "ConvTranspose", "Transpose", "TransposeChain",
       "ResizeNearestScales", "ResizeNearestSizes", "ResizeLinearScales", "ResizeLinearSizes", "ResizeCubicScales",
       "ResizeCubicSizes", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Concat", "Split", "Slice",
       "SliceStep", "PadConstant", "PadReflect", "PadEdge", "AddSame", "AddBroadcast", "AddConst", "AddScalar", "AddFull",

@@ -1,4 +1,5 @@
-// The graph fuzzer's grammar: seeded random ONNX graphs (opset 17, float32)
+// The graph fuzzer's grammar: seeded random ONNX graphs (opset 17, some 13
+// and 11; float32)
 // built from the ops whose kernels care about layout or that the passes
 // rewrite, valid by construction (every value's static shape is tracked by
 // fuzz_shapes.h, and every attribute is drawn inside the spec's domain).
@@ -46,6 +47,7 @@ struct FuzzOptions {
   double nhwc_input_probability = 0.8;
   double second_input_probability = 0.2;
   double dynamic_input_probability = 0.15;  // inputs declare symbolic N, H, W
+  double older_opset_probability = 0.3;     // opset 13 or 11 instead of 17
   int max_extra_outputs = 2;  // intermediate values added as outputs
   FuzzLimits limits;
 };
