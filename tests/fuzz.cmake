@@ -7,11 +7,10 @@
 # tests/regressions/).
 # Sizing (Release, 2 shared cores): 400 graphs x 4 levels at 1 thread ~15 s,
 # 200 graphs (up to 16 productions) x 4 levels at 2 threads ~35 s.
-#  - 1000038: cpu Resize, opset 11 nearest with tf_half_pixel_for_nn, ignores
-#    the coordinate transformation on the unresized N and C axes (the spec and
-#    the reference map x -> x + 0.5 there, so ceil / round_prefer_ceil read
-#    channel c + 1); reproducer tests/regressions/resize11_tf_half_pixel_for_nn_shift.
-set(KILN_FUZZ_SKIP --skip 1000038)
+#  (none open: 1000038, the cpu Resize that ignored opset 11's
+#  tf_half_pixel_for_nn on the unresized N and C axes, is fixed; its reproducer
+#  stays in tests/regressions/resize11_tf_half_pixel_for_nn_shift.)
+set(KILN_FUZZ_SKIP)
 add_test(NAME fuzz_cpu_all_levels_t1
          COMMAND kiln_cli fuzz --seed 1 --count 400 --provider cpu --opt-level all-levels --threads 1
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
@@ -24,7 +23,7 @@ set_tests_properties(fuzz_cpu_all_levels_t1 fuzz_cpu_all_levels_t2 PROPERTIES TI
 # backend-test folders), replayed on the cpu provider. Bugs not fixed yet are
 # listed here and expected to fail (WILL_FAIL), so make test stays green and
 # the fix shows as this test failing: then remove the name from the list.
-set(KILN_FUZZ_OPEN_REGRESSIONS resize11_tf_half_pixel_for_nn_shift)
+set(KILN_FUZZ_OPEN_REGRESSIONS)
 file(GLOB KILN_FUZZ_REGRESSIONS LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/tests/regressions/*)
 foreach(dir ${KILN_FUZZ_REGRESSIONS})
   if(EXISTS ${dir}/model.onnx)

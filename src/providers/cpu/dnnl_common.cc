@@ -1,5 +1,7 @@
 #include "providers/cpu/dnnl_common.h"
 
+#include <algorithm>
+
 #include <unordered_map>
 
 namespace kiln::cpu {
@@ -35,6 +37,21 @@ bool AppendKind(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
 }  // namespace
 
 bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
+  using alg = dnnl::algorithm;
+  // oneDNN 2.6 computes a linear eltwise that follows a clip_v2 wrongly
+  // (found by kiln fuzz, seed 180: HardSigmoid * s). Clip-shaped
+  // activations fold the affine in front of the clip instead:
+  //   s * clip(u, lo, hi) + t = clip(s*u + t, s*lo + t, s*hi + t)   (bounds swap when s < 0)
+  if (a.has_post_affine() && (a.kind == ops::Activation::kHardSigmoid || a.kind == ops::Activation::kClip)) {
+    const float s = a.post_scale, t = a.post_shift;
+    const bool hs = a.kind == ops::Activation::kHardSigmoid;
+    const float lo = hs ? 0.f : a.alpha, hi = hs ? 1.f : a.beta;  // u = alpha*x + beta (HardSigmoid) or x (Clip)
+    const float ua = hs ? a.alpha : 1.f, ub = hs ? a.beta : 0.f;
+    ops.append_eltwise(1.f, alg::eltwise_linear, s * ua, s * ub + t);
+    const float b0 = s * lo + t, b1 = s * hi + t;
+    ops.append_eltwise(1.f, alg::eltwise_clip_v2, std::min(b0, b1), std::max(b0, b1));
+    return true;
+  }
   if (!AppendKind(a, ops)) return false;
   // post_affine: scale * act + shift as oneDNN's linear eltwise.
   if (a.has_post_affine()) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, a.post_scale, a.post_shift);

@@ -247,6 +247,13 @@ TEST(CpuResize, NearestAndLinearEveryCoordinateModeOnBothLayouts) {
 
 TEST(CpuResize, SizesInputAndOldOpsets) {
   for (In layout : {In::kNCHW, In::kNHWC}) {
+    // Opset 11 tf_half_pixel_for_nn maps the unresized N and C axes too (x -> x + 0.5):
+    // ceil reads channel c + 1 (kiln fuzz, tests/regressions/resize11_tf_half_pixel_for_nn_shift).
+    for (const char* nm : {"ceil", "round_prefer_ceil", "floor", "round_prefer_floor"})
+      Check({std::string("tf_half_pixel_for_nn ") + nm, "Resize", {{kX, layout}},
+             {Attribute::String("mode", "nearest"), Attribute::String("coordinate_transformation_mode", "tf_half_pixel_for_nn"),
+              Attribute::String("nearest_mode", nm)},
+             {{1, F({})}, {2, F({1, 1, 2, 1.5f})}}, 11});
     Check({"linear sizes", "Resize", {{kX, layout}}, {Attribute::String("mode", "linear")},
            {{1, Tensor()}, {2, Tensor()}, {3, I64({2, 5, 13, 4})}}, 13});
     Check({"nearest opset 10", "Resize", {{kX, layout}}, {Attribute::String("mode", "nearest")}, {{1, F({1, 1, 2, 3})}}, 10});

@@ -79,6 +79,22 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
   for (size_t d = 0; d < 2; ++d)
     if (g.axes[d].out != g.axes[d].in)
       return ctx.Unsupported("cpu Resize resizes only the spatial axes; this one changes axis " + std::to_string(d));
+  // N and C keep their size, but a coordinate transformation may still move
+  // them: opset 11's tf_half_pixel_for_nn maps x to x + 0.5 on every axis, so
+  // ceil and round_prefer_ceil read index x + 1 (found by kiln fuzz). Those
+  // axes are read through index maps; the identity keeps the fast loops.
+  std::vector<int64_t> nmap(static_cast<size_t>(g.axes[0].out)), cmap(static_cast<size_t>(g.axes[1].out));
+  bool identity_nc = true;
+  for (size_t d = 0; d < 2; ++d) {
+    std::vector<int64_t>& map = d == 0 ? nmap : cmap;
+    for (int64_t o = 0; o < g.axes[d].out; ++o) {
+      const Taps t = AxisTaps(a, g.axes[d], o);
+      if (t.i0 != t.i1 && t.w1 != 0.f && t.w0 != 0.f)
+        return ctx.Unsupported("cpu Resize: linear interpolation across axis " + std::to_string(d));
+      map[static_cast<size_t>(o)] = t.w0 != 0.f ? t.i0 : t.i1;
+      identity_nc = identity_nc && map[static_cast<size_t>(o)] == o;
+    }
+  }
   KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, g.out_shape, channels_last ? kChannelsLast : kRowMajor));
   if (y.numel() == 0) return Status::Ok();
   if (g.axes[2].in == 0 || g.axes[3].in == 0) return ctx.Error("cannot resize an empty spatial axis");
@@ -99,13 +115,19 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
         const Taps& h = th[static_cast<size_t>(oh)];
         for (int64_t ow = 0; ow < OW; ++ow) {
           const Taps& w = tw[static_cast<size_t>(ow)];
-          const float* p00 = src + n * xs[0] + h.i0 * xs[2] + w.i0 * xs[3];
-          const float* p01 = src + n * xs[0] + h.i0 * xs[2] + w.i1 * xs[3];
-          const float* p10 = src + n * xs[0] + h.i1 * xs[2] + w.i0 * xs[3];
-          const float* p11 = src + n * xs[0] + h.i1 * xs[2] + w.i1 * xs[3];
+          const int64_t sn = nmap[static_cast<size_t>(n)];
+          const float* p00 = src + sn * xs[0] + h.i0 * xs[2] + w.i0 * xs[3];
+          const float* p01 = src + sn * xs[0] + h.i0 * xs[2] + w.i1 * xs[3];
+          const float* p10 = src + sn * xs[0] + h.i1 * xs[2] + w.i0 * xs[3];
+          const float* p11 = src + sn * xs[0] + h.i1 * xs[2] + w.i1 * xs[3];
           float* q = dst + n * ys[0] + oh * ys[2] + ow * ys[3];
           const float a00 = h.w0 * w.w0, a01 = h.w0 * w.w1, a10 = h.w1 * w.w0, a11 = h.w1 * w.w1;
-          if (a.mode == ResizeAttrs::Mode::kNearest) {
+          if (!identity_nc) {
+            for (int64_t c = 0; c < C; ++c) {
+              const int64_t sc = cmap[static_cast<size_t>(c)] * xs[1];
+              q[c * ys[1]] = a.mode == ResizeAttrs::Mode::kNearest ? p00[sc] : a00 * p00[sc] + a01 * p01[sc] + a10 * p10[sc] + a11 * p11[sc];
+            }
+          } else if (a.mode == ResizeAttrs::Mode::kNearest) {
             for (int64_t c = 0; c < C; ++c) q[c] = p00[c];
           } else {
             for (int64_t c = 0; c < C; ++c) q[c] = a00 * p00[c] + a01 * p01[c] + a10 * p10[c] + a11 * p11[c];
@@ -116,7 +138,7 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
 #pragma omp parallel for collapse(2) if (y.numel() >= (1 << 15))
     for (int64_t n = 0; n < N; ++n)
       for (int64_t c = 0; c < C; ++c) {
-        const float* plane = src + n * xs[0] + c * xs[1];
+        const float* plane = src + nmap[static_cast<size_t>(n)] * xs[0] + cmap[static_cast<size_t>(c)] * xs[1];
         float* out = dst + n * ys[0] + c * ys[1];
         for (int64_t oh = 0; oh < OH; ++oh) {
           const Taps& h = th[static_cast<size_t>(oh)];
