@@ -89,6 +89,10 @@ Result<std::unique_ptr<Session>> CreateSessionFromModel(ir::Model model, const S
   impl->options = options;
   // Graph inputs and outputs are described as loaded, whatever the passes do.
   if (provider.optimizes) KILN_RETURN_IF_ERROR(passes::Optimize(model, level, &impl->pass_report));
+  // oneDNN fixes a primitive's thread count when the primitive is created
+  // (at session creation for static shapes) and then ignores later
+  // omp_set_num_threads calls: set the session's count before creating them.
+  if (options.threads > 0) omp_set_num_threads(options.threads);
   impl->model = std::make_shared<const ir::Model>(std::move(model));
   KILN_ASSIGN_OR_RETURN(impl->executor, runtime::Executor::Create(impl->model, provider, options.memory_limit));
   const ir::Graph& g = impl->model->graph;
