@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "examples/seed.h"
+#include "support/faulty_provider.h"
 #include "ir/builder.h"
 #include "onnx/onnx_io.h"
 #include "providers/cpu/register.h"
@@ -32,93 +33,9 @@ using ::testing::HasSubstr;
 
 // ---- the faulty providers (the minimum of verify_test.cc's) ------------------------
 
-class FaultyContext final : public runtime::KernelContext {
- public:
-  FaultyContext(runtime::KernelContext& inner, bool bad_read) : inner_(inner), bad_read_(bad_read) {
-    const Tensor& x = inner_.input(0);
-    channels_last_ = x.defined() && x.rank() == 4 && IsDenseInOrder(x, kChannelsLast) && !IsDenseInOrder(x, kRowMajor);
-    if (bad_read_ && channels_last_) misread_ = x.View(x.shape(), StridesInOrder(x.shape(), kRowMajor), x.offset());
-  }
-  const ir::Node& node() const override { return inner_.node(); }
-  int64_t opset() const override { return inner_.opset(); }
-  const Datum& input_datum(size_t i) const override { return inner_.input_datum(i); }
-  const Tensor& input(size_t i) const override { return i == 0 && misread_.defined() ? misread_ : inner_.input(i); }
-  const ir::TypeInfo& inferred_output(size_t i) const override { return inner_.inferred_output(i); }
-  Result<Tensor> AllocOutput(size_t i) override { return inner_.AllocOutput(i); }
-  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override { return inner_.AllocOutput(i, dtype, shape); }
-  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) override {
-    if (bad_read_ || !channels_last_ || i != 0) return inner_.AllocOutput(i, dtype, shape, order);
-    KILN_ASSIGN_OR_RETURN(Tensor y, inner_.AllocOutput(i, dtype, shape, kRowMajor));
-    return y.View(shape, StridesInOrder(shape, order), y.offset());
-  }
-  Status SetOutput(size_t i, Datum value) override { return inner_.SetOutput(i, std::move(value)); }
-  Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) override {
-    return inner_.RunSubgraph(g, inputs);
-  }
-
- private:
-  runtime::KernelContext& inner_;
-  bool bad_read_;
-  bool channels_last_ = false;
-  Tensor misread_;
-};
-
-const runtime::KernelRegistry& FaultyKernels(bool bad_read) {
-  static runtime::KernelRegistry* regs[2] = {nullptr, nullptr};
-  runtime::KernelRegistry*& r = regs[bad_read ? 1 : 0];
-  if (!r) {
-    r = new runtime::KernelRegistry(cpu::Kernels());
-    r->RegisterFactory("", "Resize", [bad_read](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
-      KILN_ASSIGN_OR_RETURN(runtime::Kernel k, cpu::Kernels().Instantiate(init));
-      if (!k) return k;
-      runtime::KernelFn good = k.fn;
-      k.fn = [good, bad_read](runtime::KernelContext& ctx) {
-        FaultyContext f(ctx, bad_read);
-        return good(f);
-      };
-      return k;
-    });
-  }
-  return *r;
-}
-
-void RegisterFaultyProviders() {
-  static bool done = [] {
-    for (bool bad_read : {false, true}) {
-      runtime::Provider p;
-      p.kernels = &FaultyKernels(bad_read);
-      p.fallback_name = "reference";
-      p.fallback_kernels = &reference::Kernels();
-      p.optimizes = true;
-      runtime::RegisterTestProvider(bad_read ? "faulty_resize_read" : "faulty_resize_write", p);
-    }
-    return true;
-  }();
-  (void)done;
-}
-
-// ---- helpers ------------------------------------------------------------------------
-
-ir::Model Seed(examples::SeedLayout layout) {
-  examples::SeedOptions o;
-  o.layout = layout;
-  auto m = examples::BuildSeedModel(o);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return *m;
-}
-
-std::map<std::string, Datum> RandomFeeds(const ir::Model& m, uint64_t seed = 3) {
-  std::map<std::string, Datum> feeds;
-  ir::SeededRng rng(seed);
-  for (const ir::Value* v : m.graph.RealInputs()) {
-    Shape s;
-    for (const ir::Dim& d : *v->type.shape) s.push_back(d.value);
-    auto t = ir::RandomTensor(v->type.dtype, s, rng, -1, 1);
-    EXPECT_TRUE(t.ok());
-    feeds[v->name] = Datum(*t);
-  }
-  return feeds;
-}
+using kiln::testing::RandomFeeds;
+using kiln::testing::RegisterFaultyProviders;
+ir::Model Seed(examples::SeedLayout layout) { return kiln::testing::SeedModel(layout); }
 
 ReduceResult RunReduce(const ir::Model& m, const std::string& provider, std::vector<std::string>* log = nullptr) {
   RegisterFaultyProviders();
