@@ -133,15 +133,8 @@ class ConvTransposeKernel {
                                                               src_md, w_any, dst_md, strides, dil, pad_l, pad_r);
       p->pd = dnnl::deconvolution_forward::primitive_desc(desc, attr, Engine());
       p->prim = dnnl::deconvolution_forward(p->pd);
-      dnnl::memory user_w({wdims, dt::f32, wtag}, Engine(), const_cast<void*>(w_.raw()));
-      p->weights = dnnl::memory(p->pd.weights_desc(), Engine());
-      dnnl::stream st(Engine());
-      dnnl::reorder(user_w, p->weights).execute(st, user_w, p->weights);
-      st.wait();
-      if (has_bias) {
-        p->bias = dnnl::memory(b_md, Engine());
-        std::memcpy(p->bias.get_data_handle(), b_.Contiguous().raw(), static_cast<size_t>(m) * sizeof(float));
-      }
+      p->weights = PackWeights({wdims, dt::f32, wtag}, p->pd.weights_desc(), w_.raw());
+      if (has_bias) p->bias = BiasMemory(b_);
     });
     KILN_RETURN_IF_ERROR(s);
     return std::shared_ptr<const DeconvPrimitive>(p);

@@ -1,6 +1,7 @@
 #include "providers/cpu/dnnl_common.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <unordered_map>
 
@@ -56,6 +57,22 @@ bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
   // post_affine: scale * act + shift as oneDNN's linear eltwise.
   if (a.has_post_affine()) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, a.post_scale, a.post_shift);
   return true;
+}
+
+dnnl::memory PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data) {
+  dnnl::memory src(user, Engine(), const_cast<void*>(data));
+  dnnl::memory dst(packed, Engine());
+  dnnl::stream st(Engine());
+  dnnl::reorder(src, dst).execute(st, src, dst);
+  st.wait();
+  return dst;
+}
+
+dnnl::memory BiasMemory(const Tensor& b) {
+  const Tensor c = b.Contiguous();
+  dnnl::memory m({{c.numel()}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::x}, Engine());
+  std::memcpy(m.get_data_handle(), c.raw(), static_cast<size_t>(c.numel()) * sizeof(float));
+  return m;
 }
 
 void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, std::unordered_map<int, dnnl::memory> args) {

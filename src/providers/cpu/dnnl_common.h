@@ -24,6 +24,12 @@ dnnl::memory::dims Dims(const Shape& s);
 // Appends `a` to `ops` as eltwise post-ops; false when oneDNN cannot express it.
 bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops);
 
+// Constant weights packed once into the layout a primitive chose
+// (`packed`, e.g. pd.weights_desc()) from `data` laid out as `user`.
+dnnl::memory PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data);
+// A float32 bias of b's elements in a buffer of its own (tag x).
+dnnl::memory BiasMemory(const Tensor& b);
+
 // Executes `prim` on the calling thread, with a scratchpad of this thread's
 // own (grown as needed, kept for the next call).
 void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,

@@ -241,11 +241,7 @@ class MatMulKernel {
       p->pd = dnnl::matmul::primitive_desc(desc, attr, Engine());
       p->prim = dnnl::matmul(p->pd);
       if (packed) {
-        dnnl::memory user_w(p->wei_md, Engine(), const_cast<void*>(spec_.const_b.raw()));
-        p->weights = dnnl::memory(p->pd.weights_desc(), Engine());
-        dnnl::stream st(Engine());
-        dnnl::reorder(user_w, p->weights).execute(st, user_w, p->weights);
-        st.wait();
+        p->weights = PackWeights(p->wei_md, p->pd.weights_desc(), spec_.const_b.raw());
       }
       if (const_addend) {
         // beta * C (Gemm) or the Bias as is, in a buffer of the primitive's own.
