@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "kiln/session.h"
+#include "support/isolate.h"
 #include "onnx/onnx_io.h"
 #include "runtime/session_internal.h"
 
@@ -272,53 +273,22 @@ ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOption
   return r;
 }
 
-// Forks, runs the case in the child and sends back "<outcome>\n<reason>".
+// Runs the case in a forked child, which sends back "<outcome>\n<reason>".
 ConformanceResult RunIsolated(const ConformanceCase& c, const ConformanceOptions& options) {
-  int fds[2];
-  if (pipe(fds) != 0) return RunInProcess(c, options);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return RunInProcess(c, options);
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(static_cast<unsigned>(options.timeout_s));
+  auto run = kiln::RunIsolated(options.timeout_s, [&] {
     ConformanceResult r = RunInProcess(c, options);
-    std::string msg = std::to_string(static_cast<int>(r.outcome)) + "\n" + r.reason;
-    size_t off = 0;
-    while (off < msg.size()) {
-      ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
-      if (w <= 0) break;
-      off += static_cast<size_t>(w);
-    }
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string msg;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+    return std::to_string(static_cast<int>(r.outcome)) + "\n" + r.reason;
+  });
+  if (!run) return RunInProcess(c, options);
   ConformanceResult r;
   r.test = c;
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    r.reason = sig == SIGALRM ? "timed out after " + std::to_string(options.timeout_s) + " s"
-                              : "crashed with signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-    return r;
-  }
-  size_t nl = msg.find('\n');
+  const size_t nl = run->message ? run->message->find('\n') : std::string::npos;
   if (nl == std::string::npos) {
-    r.reason = "child exited without a result (status " + std::to_string(WEXITSTATUS(status)) + ")";
+    r.reason = run->message ? "child sent a malformed result" : run->failure;
     return r;
   }
-  r.outcome = static_cast<Outcome>(std::stoi(msg.substr(0, nl)));
-  r.reason = msg.substr(nl + 1);
+  r.outcome = static_cast<Outcome>(std::stoi(run->message->substr(0, nl)));
+  r.reason = run->message->substr(nl + 1);
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include "kiln/session.h"
 #include "onnx/onnx_io.h"
 #include "runtime/session_internal.h"
+#include "support/isolate.h"
 #include "verify/compare.h"
 #include "verify/diagnose.h"
 #include "verify/verify.h"
@@ -66,55 +67,18 @@ bool Deserialize(const std::string& s, FuzzGraphResult* r) {
 }
 
 FuzzGraphResult RunIsolated(uint64_t seed, const FuzzConfig& config) {
+  auto run = kiln::RunIsolated(config.timeout_s, [&] { return Serialize(FuzzGraph(seed, config)); });
+  if (!run) return FuzzGraph(seed, config);
   FuzzGraphResult r;
   r.seed = seed;
-  int fds[2];
-  if (pipe(fds) != 0) return FuzzGraph(seed, config);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return FuzzGraph(seed, config);
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(static_cast<unsigned>(config.timeout_s));
-    std::string msg = Serialize(FuzzGraph(seed, config));
-    size_t off = 0;
-    while (off < msg.size()) {
-      ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
-      if (w <= 0) break;
-      off += static_cast<size_t>(w);
-    }
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string msg;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    FuzzFailure f;
-    f.seed = seed;
-    f.level = "?";
-    f.what = sig == SIGALRM ? "timed out after " + std::to_string(config.timeout_s) + " s"
-                            : "crashed with signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  if (run->message && Deserialize(*run->message, &r)) return r;
+  FuzzFailure f;
+  f.seed = seed;
+  f.level = "?";
+  f.what = run->message ? "child sent a malformed result" : run->failure;
+  if (run->failure.rfind("child exited", 0) != 0 && !run->message)
     f.what += "; rerun with --no-isolate --seed " + std::to_string(seed) + " --count 1 to see where";
-    r.failures.push_back(f);
-    return r;
-  }
-  if (!Deserialize(msg, &r)) {
-    FuzzFailure f;
-    f.seed = seed;
-    f.level = "?";
-    f.what = "child exited without a result (status " + std::to_string(WEXITSTATUS(status)) + ")";
-    r.failures.push_back(f);
-  }
+  r.failures.push_back(f);
   return r;
 }
 
