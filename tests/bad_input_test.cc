@@ -14,6 +14,7 @@
 #include "kiln/session.h"
 #include "onnx/onnx_io.h"
 #include "runtime/session_internal.h"
+#include "support/cli.h"
 
 namespace kiln {
 namespace {
@@ -227,16 +228,7 @@ TEST(Shapes, HugeRuntimeShapeIsAnError) {
 }
 
 // The CLI turns each of these into a message and a non-zero exit code.
-int RunCli(const std::string& args, std::string* output) {
-  std::string cmd = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
-  int rc = pclose(p);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+int RunCli(const std::string& args, std::string* output) { return kiln::testing::RunKiln(args, output); }
 
 using Cli = TempDir;
 

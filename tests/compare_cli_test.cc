@@ -15,6 +15,7 @@
 #include "kiln/datum.h"
 #include "onnx/onnx_io.h"
 #include "support/npy.h"
+#include "support/cli.h"
 
 namespace kiln {
 namespace {
@@ -23,16 +24,8 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-int RunCompare(const std::string& args, std::string* output) {
-  const std::string cmd = std::string(KILN_CLI_PATH) + " compare " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
-  const int rc = pclose(p);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+int RunCompare(const std::string& args, std::string* output) { return kiln::testing::RunKiln("compare " + args, output); }
+
 
 // 1x3x4x5 NCHW, values 1..60.
 Tensor Ref() {

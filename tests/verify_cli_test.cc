@@ -18,6 +18,7 @@
 #include "examples/seed.h"
 #include "ir/builder.h"
 #include "support/npy.h"
+#include "support/cli.h"
 
 namespace kiln {
 namespace {
@@ -25,17 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using kiln::testing::RunKiln;
 
-int RunKiln(const std::string& args, std::string* output) {
-  const std::string cmd = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
-  const int rc = pclose(p);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 class VerifyCli : public ::testing::Test {
  protected:
