@@ -12,9 +12,13 @@
 #include "ir/builder.h"
 #include "runtime/session_internal.h"
 #include "support/layout.h"
+#include "providers/cpu/cpu_test_util.h"
 
 namespace kiln {
 namespace {
+
+using cpu::testing::CpuOptions;
+using cpu::testing::ExpectClose;
 
 using ir::Attribute;
 
@@ -52,28 +56,6 @@ Built Make(const DeconvCase& c, bool nhwc, bool const_w = true) {
   r.feeds["x"] = *ir::RandomTensor(DType::kFloat32, in, rng, -1, 1);
   if (!const_w) r.feeds["w"] = *ir::RandomTensor(DType::kFloat32, c.w, rng, -0.5, 0.5);
   return r;
-}
-
-void ExpectClose(const Tensor& a, const Tensor& e, const std::string& what) {
-  ASSERT_EQ(a.shape(), e.shape()) << what;
-  int64_t bad = 0;
-  double worst = 0;
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
-    const double d = std::fabs(x - y);
-    if (!(d <= 1e-4 * std::max(1.0, std::fabs(y)))) {
-      ++bad;
-      worst = std::max(worst, d);
-    }
-  }
-  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << e.numel() << " differ (worst |diff| " << worst << ")";
-}
-
-SessionOptions CpuOptions() {
-  SessionOptions o;
-  o.provider = "cpu";
-  o.opt_level = "disable";
-  return o;
 }
 
 void ExpectCpuMatchesReference(const Built& b, const std::string& what) {

@@ -12,9 +12,13 @@
 #include "ir/builder.h"
 #include "ops/fused.h"
 #include "runtime/session_internal.h"
+#include "providers/cpu/cpu_test_util.h"
 
 namespace kiln {
 namespace {
+
+using cpu::testing::CpuOptions;
+using cpu::testing::ExpectClose;
 
 using ir::Attribute;
 
@@ -51,28 +55,6 @@ Built Make(const std::string& op, const std::string& domain, const std::vector<O
   auto m = b.Build();
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   return Built{std::move(m).value(), std::move(feeds)};
-}
-
-void ExpectClose(const Tensor& a, const Tensor& e, const std::string& what) {
-  ASSERT_EQ(a.shape(), e.shape()) << what;
-  int64_t bad = 0;
-  double worst = 0;
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
-    const double d = std::fabs(x - y);
-    if (!(d <= 1e-4 * std::max(1.0, std::fabs(y)))) {
-      ++bad;
-      worst = std::max(worst, d);
-    }
-  }
-  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << e.numel() << " differ (worst |diff| " << worst << ")";
-}
-
-SessionOptions CpuOptions() {
-  SessionOptions o;
-  o.provider = "cpu";
-  o.opt_level = "disable";
-  return o;
 }
 
 // Returns the provider the node ran on ("" on failure); the results must

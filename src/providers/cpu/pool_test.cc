@@ -14,9 +14,13 @@
 #include "ir/builder.h"
 #include "runtime/session_internal.h"
 #include "support/layout.h"
+#include "providers/cpu/cpu_test_util.h"
 
 namespace kiln {
 namespace {
+
+using cpu::testing::CpuOptions;
+using cpu::testing::ExpectClose;
 
 using ir::Attribute;
 
@@ -52,29 +56,6 @@ Built Make(const PoolCase& c, bool nhwc, int64_t opset = 19, DType dtype = DType
 }
 
 // max |a - e| <= 1e-4 * max(1, |e|) elementwise (equal infinities pass).
-void ExpectClose(const Tensor& a, const Tensor& e, const std::string& what) {
-  ASSERT_EQ(a.shape(), e.shape()) << what;
-  int64_t bad = 0;
-  double worst = 0;
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
-    if (x == y) continue;
-    const double d = std::fabs(x - y);
-    if (!(d <= 1e-4 * std::max(1.0, std::fabs(y)))) {
-      ++bad;
-      worst = std::isnan(d) ? d : std::max(worst, d);
-    }
-  }
-  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << e.numel() << " differ (worst |diff| " << worst << ")";
-}
-
-SessionOptions CpuOptions() {
-  SessionOptions o;
-  o.provider = "cpu";
-  o.opt_level = "disable";  // keep the graph as built: the Transpose stays a layout change
-  return o;
-}
-
 // Runs on both providers; the pool must run on cpu and write its output in
 // the order its input arrived in (channels-last behind the Transpose).
 void ExpectCpuMatchesReference(const Built& b, bool nhwc, const std::string& what) {

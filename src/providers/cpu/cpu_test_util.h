@@ -1,0 +1,40 @@
+// Shared by the cpu kernel tests (header only: it uses gtest, so it must not
+// be compiled into the library).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kiln/session.h"
+#include "kiln/tensor.h"
+
+namespace kiln::cpu::testing {
+
+// The cpu kernels' tolerance against the reference: |a - e| <= 1e-4 * max(1, |e|).
+inline void ExpectClose(const Tensor& a, const Tensor& e, const std::string& what) {
+  ASSERT_EQ(a.shape(), e.shape()) << what;
+  int64_t bad = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < e.numel(); ++i) {
+    const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
+    const double d = std::fabs(x - y);
+    if (!(d <= 1e-4 * std::max(1.0, std::fabs(y)))) {
+      ++bad;
+      worst = std::max(worst, d);
+    }
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << e.numel() << " differ (worst |diff| " << worst << ")";
+}
+
+// The cpu provider with no passes: the kernel under test sees the node as built.
+inline SessionOptions CpuOptions() {
+  SessionOptions o;
+  o.provider = "cpu";
+  o.opt_level = "disable";
+  return o;
+}
+
+}  // namespace kiln::cpu::testing
