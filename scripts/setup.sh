@@ -8,8 +8,9 @@ set -euo pipefail
 PACKAGES=(
   build-essential g++ cmake ninja-build ccache pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
   libonnx-testdata python3-onnx python3-numpy
+  clang libclang-rt-dev libomp-dev
 )
 [ "${1:-}" = "--bench" ] && PACKAGES+=(python3-torch python3-torchvision)
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)

@@ -29,6 +29,15 @@ struct SessionOptions {
   // (all concurrent runs together); 0 = no limit. A run that would need
   // more fails with ResourceExhausted naming the node, before allocating.
   uint64_t memory_limit = 0;
+  // Compiled-plan cache: the optimized graph of a model loaded from a file
+  // or bytes is kept on disk, so the next session of the same model under
+  // the same options skips parsing and optimizing it. Folder: `cache_dir`,
+  // else $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln.
+  // An unusable folder is one warning on stderr, never an error. Only
+  // providers that optimize (cpu) use it; the reference runs the file as is.
+  bool use_cache = true;
+  std::string cache_dir;
+  uint64_t cache_max_bytes = uint64_t{1} << 30;  // entries beyond are evicted, least recently used first
 };
 
 // Metadata of one graph input or output.

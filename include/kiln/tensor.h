@@ -65,7 +65,8 @@ std::string ShapeToString(const Shape& shape);  // "[1,3,224,224]"
 // string tensors keep std::string objects.
 class Storage {
  public:
-  explicit Storage(size_t bytes);
+  // 64-byte aligned; zero-filled unless `zero_fill` is false.
+  explicit Storage(size_t bytes, bool zero_fill = true);
   explicit Storage(std::vector<std::string> strings);
   // Memory owned elsewhere (a session's buffer pool): `release` gets it back
   // when the last tensor using it is gone. Contents are not initialized.
@@ -91,6 +92,9 @@ class Tensor {
   // Zero-filled contiguous tensor. Shapes come from models and users, so the
   // element count is checked: Allocate returns an error instead of aborting.
   static Result<Tensor> Allocate(DType dtype, const Shape& shape);
+  // The same, contents NOT initialized: for code that writes every element
+  // at once (loading weights). String tensors are always value-initialized.
+  static Result<Tensor> AllocateForOverwrite(DType dtype, const Shape& shape);
   // For shapes already validated by the caller (KILN_CHECKs the count).
   static Tensor Zeros(DType dtype, const Shape& shape);
   template <typename T>

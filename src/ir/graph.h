@@ -159,6 +159,9 @@ struct Model {
   int64_t model_version = 0;
   std::map<std::string, std::string> metadata;
   std::vector<Function> functions;
+  // External data files the model was loaded with, relative to its folder
+  // (the plan cache's key covers their contents).
+  std::vector<std::string> external_files;
 
   int64_t OpsetFor(const std::string& op_domain) const;  // 0 when not imported
 };

@@ -1,7 +1,8 @@
 // ONNX ModelProto -> ir::Model.
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <memory>
+#include <set>
 
 #include "onnx/onnx_io.h"
 #include "onnx/proto_convert.h"
@@ -143,6 +144,25 @@ Result<std::shared_ptr<ir::Graph>> GraphFromProto(const onnx::GraphProto& gp, co
   return g;
 }
 
+// Every external data location named by a tensor of `gp`, its subgraphs
+// included (no data is read).
+void CollectExternalFiles(const onnx::GraphProto& gp, std::set<std::string>* out) {
+  auto tensor = [&](const onnx::TensorProto& t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
+    for (const auto& kv : t.external_data())
+      if (kv.key() == "location") out->insert(kv.value());
+  };
+  for (const auto& t : gp.initializer()) tensor(t);
+  for (const auto& st : gp.sparse_initializer()) { tensor(st.values()); tensor(st.indices()); }
+  for (const auto& np : gp.node())
+    for (const auto& ap : np.attribute()) {
+      if (ap.has_t()) tensor(ap.t());
+      for (const auto& t : ap.tensors()) tensor(t);
+      if (ap.has_g()) CollectExternalFiles(ap.g(), out);
+      for (const auto& g : ap.graphs()) CollectExternalFiles(g, out);
+    }
+}
+
 }  // namespace
 
 Result<ir::Model> LoadModelBytes(const void* data, size_t size, const std::string& model_dir) {
@@ -182,20 +202,38 @@ Result<ir::Model> LoadModelBytes(const void* data, size_t size, const std::strin
   }
   KILN_ASSIGN_OR_RETURN(auto g, GraphFromProto(mp.graph(), model_dir));
   m.graph = std::move(*g);
+  std::set<std::string> external;
+  CollectExternalFiles(mp.graph(), &external);
+  m.external_files.assign(external.begin(), external.end());
   return m;
 }
 
-Result<ir::Model> LoadModelFile(const std::string& path) {
+Result<std::shared_ptr<Storage>> ReadModelFile(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model file '" + path + "' does not exist");
   if (fs::is_directory(path, ec)) return InvalidArgument("model path '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open model file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = ss.str();
-  std::string dir = fs::absolute(fs::path(path), ec).parent_path().string();
-  auto m = LoadModelBytes(bytes.data(), bytes.size(), dir);
+  // One read of the known size into one (huge-page) buffer: a stringstream
+  // copied the bytes twice and regrew as it went, which dominated loading a
+  // 100 MB model.
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) return IoError("cannot read the size of model file '" + path + "': " + ec.message());
+  auto bytes = std::make_shared<Storage>(static_cast<size_t>(size), /*zero_fill=*/false);
+  if (!in.read(static_cast<char*>(bytes->data()), static_cast<std::streamsize>(size)) ||
+      static_cast<uintmax_t>(in.gcount()) != size)
+    return IoError("cannot read model file '" + path + "' (" + std::to_string(size) + " bytes expected)");
+  return bytes;
+}
+
+std::string ModelDir(const std::string& path) {
+  std::error_code ec;
+  return fs::absolute(fs::path(path), ec).parent_path().string();
+}
+
+Result<ir::Model> LoadModelFile(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Storage> bytes, ReadModelFile(path));
+  auto m = LoadModelBytes(bytes->data(), bytes->bytes(), ModelDir(path));
   if (!m.ok()) return m.status().WithContext("'" + path + "'");
   return m;
 }

@@ -2,6 +2,7 @@
 // touches protobuf; nothing here exposes a protobuf type.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "ir/graph.h"
@@ -15,6 +16,10 @@ namespace kiln::onnx_io {
 // folder; a location that escapes that folder, or data shorter than
 // declared, is an error.
 Result<ir::Model> LoadModelFile(const std::string& path);
+// The two steps of LoadModelFile: the file's bytes (one buffer), and the
+// folder its external data is relative to.
+Result<std::shared_ptr<Storage>> ReadModelFile(const std::string& path);
+std::string ModelDir(const std::string& path);
 // Loads a model from bytes; `model_dir` resolves external data ("" = none allowed).
 Result<ir::Model> LoadModelBytes(const void* data, size_t size, const std::string& model_dir);
 

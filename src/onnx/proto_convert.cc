@@ -71,7 +71,9 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& tp, const std::string& m
     return Unimplemented("tensor '" + tp.name() + "' has unsupported data type " + std::to_string(tp.data_type()));
   DType dt = static_cast<DType>(tp.data_type());
   Shape shape(tp.dims().begin(), tp.dims().end());
-  auto alloc = Tensor::Allocate(dt, shape);
+  // Every path below writes all elements or fails: no need to zero first
+  // (weights are most of a model's load time).
+  auto alloc = Tensor::AllocateForOverwrite(dt, shape);
   if (!alloc.ok()) return alloc.status().WithContext("tensor '" + tp.name() + "'");
   Tensor t = std::move(alloc).value();
   const int64_t n = t.numel();

@@ -1,9 +1,12 @@
 #include <omp.h>
 
+#include <chrono>
+#include <optional>
 #include <set>
 
 #include "kiln/session.h"
 #include "onnx/onnx_io.h"
+#include "runtime/plan_cache.h"
 #include "runtime/provider.h"
 #include "passes/pipeline.h"
 #include "runtime/session_internal.h"
@@ -22,6 +25,9 @@ std::string IoInfo::ShapeString() const {
 }
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 IoInfo MakeIoInfo(const std::string& name, const ir::TypeInfo& t) {
   IoInfo io;
@@ -81,20 +87,39 @@ const SessionOptions& Session::options() const { return impl_->options; }
 
 std::vector<std::string> AvailableProviders() { return runtime::ProviderNames(); }
 
-Result<std::unique_ptr<Session>> CreateSessionFromModel(ir::Model model, const SessionOptions& options) {
-  KILN_ASSIGN_OR_RETURN(passes::OptLevel level, passes::ParseOptLevel(options.opt_level));
+namespace {
+
+// Where a session's model came from, for the plan cache.
+struct CacheUse {
+  std::optional<runtime::PlanCacheConfig> cache;  // nullopt: not cached
+  std::string key, model_dir;
+  bool hit = false;  // the model is the cached, already optimized graph
+};
+
+Result<runtime::Provider> CheckOptions(const SessionOptions& options) {
+  KILN_RETURN_IF_ERROR(passes::ParseOptLevel(options.opt_level).status());
   if (options.threads < 0) return InvalidArgument("threads must be >= 0, got " + std::to_string(options.threads));
-  KILN_ASSIGN_OR_RETURN(runtime::Provider provider, runtime::FindProvider(options.provider));
-  auto impl = std::make_unique<Session::Impl>();
+  return runtime::FindProvider(options.provider);
+}
+
+// Every Create ends here: passes (unless the model came optimized from the
+// cache), the executor, the I/O description, then the cache entry.
+Result<std::unique_ptr<Session>> Finish(ir::Model model, const SessionOptions& options, const runtime::Provider& provider,
+                                        std::unique_ptr<Session::Impl> impl, const CacheUse& use) {
+  KILN_ASSIGN_OR_RETURN(passes::OptLevel level, passes::ParseOptLevel(options.opt_level));
   impl->options = options;
   // Graph inputs and outputs are described as loaded, whatever the passes do.
-  if (provider.optimizes) KILN_RETURN_IF_ERROR(passes::Optimize(model, level, &impl->pass_report));
+  auto t0 = Clock::now();
+  if (provider.optimizes && !use.hit) KILN_RETURN_IF_ERROR(passes::Optimize(model, level, &impl->pass_report));
+  impl->create_times.optimize_ms = MsSince(t0);
   // oneDNN fixes a primitive's thread count when the primitive is created
   // (at session creation for static shapes) and then ignores later
   // omp_set_num_threads calls: set the session's count before creating them.
   if (options.threads > 0) omp_set_num_threads(options.threads);
   impl->model = std::make_shared<const ir::Model>(std::move(model));
+  t0 = Clock::now();
   KILN_ASSIGN_OR_RETURN(impl->executor, runtime::Executor::Create(impl->model, provider, options.memory_limit));
+  impl->create_times.plan_ms = MsSince(t0);
   const ir::Graph& g = impl->model->graph;
   for (const ir::Value& v : g.inputs) {
     IoInfo io = MakeIoInfo(v.name, v.type);
@@ -110,19 +135,58 @@ Result<std::unique_ptr<Session>> CreateSessionFromModel(ir::Model model, const S
       t = it->second;
     impl->outputs.push_back(MakeIoInfo(v.name, t));
   }
+  // Stored only once the executor accepted the plan.
+  impl->create_times.cache = use.hit ? "hit" : use.cache ? "miss" : "off";
+  if (use.cache && !use.hit) {
+    t0 = Clock::now();
+    runtime::StorePlan(*use.cache, use.key, *impl->model, impl->pass_report, use.model_dir);
+    impl->create_times.cache_store_ms = MsSince(t0);
+  }
   return std::make_unique<Session>(std::move(impl));
 }
 
+// Create from a model's bytes: through the plan cache when the provider
+// optimizes and the cache is usable.
+Result<std::unique_ptr<Session>> CreateFromModelBytes(const void* data, size_t size, const std::string& model_dir,
+                                                      const SessionOptions& options, double read_ms) {
+  KILN_ASSIGN_OR_RETURN(runtime::Provider provider, CheckOptions(options));
+  auto impl = std::make_unique<Session::Impl>();
+  CacheUse use;
+  use.model_dir = model_dir;
+  auto t0 = Clock::now();
+  if (provider.optimizes) use.cache = runtime::ResolvePlanCache(options);
+  if (use.cache) {
+    use.key = runtime::PlanCacheKey(data, size, options);
+    if (auto plan = runtime::LoadPlan(*use.cache, use.key, model_dir)) {
+      use.hit = true;
+      impl->pass_report = std::move(plan->report);
+      impl->create_times.load_ms = read_ms + MsSince(t0);
+      return Finish(std::move(plan->model), options, provider, std::move(impl), use);
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Model m, onnx_io::LoadModelBytes(data, size, model_dir));
+  impl->create_times.load_ms = read_ms + MsSince(t0);
+  return Finish(std::move(m), options, provider, std::move(impl), use);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Session>> CreateSessionFromModel(ir::Model model, const SessionOptions& options) {
+  KILN_ASSIGN_OR_RETURN(runtime::Provider provider, CheckOptions(options));
+  return Finish(std::move(model), options, provider, std::make_unique<Session::Impl>(), CacheUse{});
+}
+
 Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path, const SessionOptions& options) {
-  KILN_ASSIGN_OR_RETURN(ir::Model m, onnx_io::LoadModelFile(model_path));
-  auto s = CreateSessionFromModel(std::move(m), options);
+  const auto t0 = Clock::now();
+  auto bytes = onnx_io::ReadModelFile(model_path);
+  if (!bytes.ok()) return bytes.status();
+  auto s = CreateFromModelBytes((*bytes)->data(), (*bytes)->bytes(), onnx_io::ModelDir(model_path), options, MsSince(t0));
   if (!s.ok()) return s.status().WithContext("'" + model_path + "'");
   return s;
 }
 
 Result<std::unique_ptr<Session>> Session::CreateFromBytes(const void* data, size_t size, const SessionOptions& options) {
-  KILN_ASSIGN_OR_RETURN(ir::Model m, onnx_io::LoadModelBytes(data, size, ""));
-  return CreateSessionFromModel(std::move(m), options);
+  return CreateFromModelBytes(data, size, "", options, 0);
 }
 
 namespace {

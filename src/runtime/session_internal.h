@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "ir/graph.h"
 #include "kiln/session.h"
@@ -16,6 +17,14 @@ struct Session::Impl {
   std::unique_ptr<runtime::Executor> executor;
   passes::PassReport pass_report;  // what the optimization pipeline did
   std::vector<IoInfo> inputs, outputs;
+  // Where session creation spent its time (kiln bench prints it).
+  struct CreateTimes {
+    double load_ms = 0;      // reading and converting the model file
+    double optimize_ms = 0;  // the pass pipeline
+    double plan_ms = 0;      // executor: inference, layouts, kernels (weights packed)
+    double cache_store_ms = 0;  // writing the plan cache entry (a miss)
+    std::string cache = "off";  // plan cache: "hit", "miss" or "off"
+  } create_times;
 };
 
 // Builds a session from an in-memory model (the CLI's built-in examples, tests).

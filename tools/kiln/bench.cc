@@ -36,6 +36,7 @@ struct BenchArgs {
   int runs = 20;
   int profile = 0;  // after timing, N profiled runs (per-op and per-node times)
   std::string json;
+  CacheOptions cache;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -68,11 +69,23 @@ int DoBench(const BenchArgs& a) {
   opts.provider = a.provider;
   opts.opt_level = a.opt_level;
   opts.threads = a.threads;
+  ApplyCacheOptions(a.cache, opts);
   const auto t_create = Clock::now();
   auto session = Session::Create(a.model, opts);
   const double create_ms = MsSince(t_create);
   if (!session.ok()) return ReportError("bench", session.status(), kExitUsage);
   const Session& s = **session;
+  // With the plan cache on, a second creation shows the warm time (the
+  // first one wrote the entry if it was a miss).
+  double warm_ms = -1;
+  Session::Impl::CreateTimes warm_times;
+  if (s.impl().create_times.cache != "off") {
+    const auto t_warm = Clock::now();
+    auto again = Session::Create(a.model, opts);
+    warm_ms = MsSince(t_warm);
+    if (!again.ok()) return ReportError("bench", again.status().WithContext("second session"), kExitUsage);
+    warm_times = (*again)->impl().create_times;
+  }
   auto feeds = MakeFeeds(s.inputs(), a.feed);
   if (!feeds.ok()) return ReportError("bench", feeds.status(), kExitUsage);
 
@@ -108,7 +121,12 @@ int DoBench(const BenchArgs& a) {
   std::printf("model       %s\n", a.model.c_str());
   std::printf("provider    %s  (opt-level %s, threads %d%s)\n", a.provider.c_str(), a.opt_level.c_str(), a.threads,
               a.threads == 0 ? " = cores available" : "");
-  std::printf("create      %.2f ms\n", create_ms);
+  auto print_create = [](const char* label, double ms, const Session::Impl::CreateTimes& ct) {
+    std::printf("%-11s %.2f ms  (plan cache %s; load %.1f, optimize %.1f, plan and pack %.1f, cache write %.1f)\n", label, ms,
+                ct.cache.c_str(), ct.load_ms, ct.optimize_ms, ct.plan_ms, ct.cache_store_ms);
+  };
+  print_create("create", create_ms, s.impl().create_times);
+  if (warm_ms >= 0) print_create("create again", warm_ms, warm_times);
   std::printf("latency ms  min %.3f  median %.3f  p90 %.3f  p99 %.3f  mean %.3f  (%d runs after %d warmup)\n", sorted.front(),
               median, p90, p99, mean, a.runs, a.warmup);
   std::printf("throughput  %.2f runs/s\n", throughput);
@@ -133,6 +151,12 @@ int DoBench(const BenchArgs& a) {
         {"warmup", a.warmup},
         {"runs", a.runs},
         {"create_ms", create_ms},
+        {"create_load_ms", s.impl().create_times.load_ms},
+        {"create_optimize_ms", s.impl().create_times.optimize_ms},
+        {"create_plan_ms", s.impl().create_times.plan_ms},
+        {"create_cache", s.impl().create_times.cache},
+        {"create_again_ms", warm_ms >= 0 ? nlohmann::json(warm_ms) : nlohmann::json(nullptr)},
+        {"create_again_cache", warm_ms >= 0 ? nlohmann::json(warm_times.cache) : nlohmann::json(nullptr)},
         {"latency_ms", {{"min", sorted.front()}, {"median", median}, {"p90", p90}, {"p99", p99}, {"mean", mean}, {"max", sorted.back()}}},
         {"samples_ms", ms},
         {"throughput_per_s", throughput},
@@ -165,6 +189,7 @@ void AddBenchCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--runs", a->runs, "timed runs (default 20)");
   sub->add_option("--profile", a->profile, "after timing, N more runs timed per node: per-op and slowest-node tables");
   sub->add_option("--json", a->json, "also write every figure (and each run's time) to FILE as JSON");
+  AddCacheOptions(sub, a->cache);
   sub->footer(
       "Inputs not given are generated from --seed as `kiln run` does. Latencies are wall-clock per Run, in ms;\n"
       "percentiles interpolate linearly between ranks. Peak RSS is getrusage ru_maxrss.\n"

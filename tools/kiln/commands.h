@@ -4,7 +4,10 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 #include <vector>
+
+#include "kiln/session.h"
 
 namespace kiln::cli {
 
@@ -19,6 +22,15 @@ struct Commands {
 };
 
 void RegisterCommands(CLI::App& app, Commands& cmds);  // commands.cc
+
+// --cache-dir DIR / --no-cache on a subcommand that creates sessions from
+// files; ApplyCacheOptions copies them into SessionOptions.
+struct CacheOptions {
+  std::string dir;
+  bool off = false;
+};
+void AddCacheOptions(CLI::App* sub, CacheOptions& c);  // commands.cc
+void ApplyCacheOptions(const CacheOptions& c, SessionOptions& o);
 
 void AddRunCommand(CLI::App& app, Commands& cmds);      // run.cc
 void AddInspectCommand(CLI::App& app, Commands& cmds);  // inspect.cc

@@ -20,6 +20,7 @@ struct InspectArgs {
   bool plan = false;
   std::string provider = "cpu";
   std::string opt_level = "all";
+  CacheOptions cache;
 };
 
 // --plan: only the plan of a session of the provider.
@@ -27,6 +28,7 @@ int DoInspectPlan(const InspectArgs& a) {
   SessionOptions o;
   o.provider = a.provider;
   o.opt_level = a.opt_level;
+  ApplyCacheOptions(a.cache, o);
   auto s = Session::Create(a.model, o);
   if (!s.ok()) return ReportError("inspect", s.status(), kExitUsage);
   std::printf("model: %s\n", a.model.c_str());
@@ -111,6 +113,7 @@ void AddInspectCommand(CLI::App& app, Commands& cmds) {
   sub->add_flag("--plan", a->plan, "print the plan a session runs instead: passes, provider and layouts per node, conversions");
   sub->add_option("--provider", a->provider, "with --plan: execution provider (default cpu)");
   sub->add_option("--opt-level", a->opt_level, "with --plan: disable, basic, extended or all (default all)");
+  AddCacheOptions(sub, a->cache);
   cmds.Add(sub, [a] { return DoInspect(*a); });
 }
 

@@ -32,6 +32,7 @@ struct RunArgs {
   int threads = 0;
   int profile = 0;  // runs to profile; 0 = off
   uint64_t memory_limit = 0;
+  CacheOptions cache;
 };
 
 Status EnsureDir(const std::string& dir, const char* option) {
@@ -57,6 +58,7 @@ int DoRun(const RunArgs& a) {
   opts.opt_level = a.opt_level;
   opts.threads = a.threads;
   opts.memory_limit = a.memory_limit;
+  ApplyCacheOptions(a.cache, opts);
   auto session = Session::Create(a.model, opts);
   if (!session.ok()) return ReportError("run", session.status(), kExitUsage);
   const Session& s = **session;
@@ -137,6 +139,7 @@ void AddRunCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--threads", a->threads, "worker threads (default: the cores available)");
   sub->add_option("--memory-limit", a->memory_limit, "most bytes of tensors the run may hold at once (default: no limit)");
   sub->add_option("--profile", a->profile, "after the run, time N more runs per node and print the profile on stderr");
+  AddCacheOptions(sub, a->cache);
   sub->footer(
       "Inputs not given are generated from --seed: floats uniform in [-1, 1), integers uniform in [0, 10),\n"
       "bool 0/1 at random; dynamic dims are 1 unless --shape sets them.\n"
