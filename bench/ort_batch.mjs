@@ -25,41 +25,9 @@
 // The worst element is kiln's too: the first non-finite mismatch, else the
 // largest |difference|.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { InputError, loadOrt, readTensorProto as readTensorProtoFile } from './ort_io.mjs';
+import { InputError, loadOrt, readTensorProto } from './ort_io.mjs';
 
-// WORKAROUND for a bug in ort_io.mjs readTensorProto: it skips an unknown
-// length-delimited field with `pos += Number(varint())`, which adds the length
-// to pos as it was *before* varint() advanced it, so it lands one byte short
-// (same in its packed-field branch). Every TensorProto with a name (field 8),
-// which is every backend-test .pb, then fails ("unsupported protobuf wire
-// type") or worse. Until that is fixed, hand it a copy without the name field.
-// Remove this once ort_io.mjs reads `const n = Number(varint()); pos += n;`.
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ort_batch-'));
-process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }));
-function readTensorProto(file) {
-  const buf = fs.readFileSync(file);
-  const keep = [];
-  let pos = 0;
-  const varint = () => { let v = 0, m = 1, b; do { b = buf[pos++]; v += (b & 0x7f) * m; m *= 128; } while (b & 0x80 && pos < buf.length); return v; };
-  while (pos < buf.length) {
-    const start = pos, key = varint(), wire = key & 7;
-    if (wire === 0) varint();
-    else if (wire === 1) pos += 8;
-    else if (wire === 5) pos += 4;
-    else if (wire === 2) { const n = varint(); pos += n; }
-    else return readTensorProtoFile(file);  // let ort_io report what it makes of it
-    if (key >> 3 !== 8) keep.push(buf.subarray(start, pos));
-  }
-  const copy = path.join(scratch, 'tensor.pb');
-  fs.writeFileSync(copy, Buffer.concat(keep));
-  try {
-    return readTensorProtoFile(copy);
-  } catch (e) {
-    throw new InputError(e.message.replaceAll(copy, file));
-  }
-}
 
 function usage(msg) {
   if (msg) process.stderr.write(`ort_batch: error: ${msg}\n`);

@@ -113,7 +113,7 @@ export function readTensorProto(file) {
     const key = Number(varint());
     const field = key >> 3, wire = key & 7;
     const packed = (fn) => {
-      if (wire === 2) { const end = pos + Number(varint()); while (pos < end) fn(); } else fn();
+      if (wire === 2) { const n = Number(varint()); const end = pos + n; while (pos < end) fn(); } else fn();
     };
     if (field === 1) packed(() => dims.push(Number(BigInt.asIntN(64, varint()))));
     else if (field === 2) dataType = Number(varint());
@@ -127,7 +127,7 @@ export function readTensorProto(file) {
     else if (wire === 0) varint();
     else if (wire === 1) pos += 8;
     else if (wire === 5) pos += 4;
-    else if (wire === 2) pos += Number(varint());
+    else if (wire === 2) { const n = Number(varint()); pos += n; }  // read n before pos: `pos += varint()` adds to the old pos
     else fail(`${file}: unsupported protobuf wire type ${wire}`);
   }
   const type = ONNX_TYPES[dataType];

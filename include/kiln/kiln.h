@@ -76,6 +76,8 @@ typedef struct kiln_session_options {
   const char* provider;  /* NULL = "reference" */
   const char* opt_level; /* NULL = "all"; or "disable", "basic", "extended" */
   int threads;           /* 0 = the cores available */
+  const char* cache_dir; /* plan cache folder; NULL = $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln */
+  int no_cache;          /* nonzero: neither read nor write the plan cache */
 } kiln_session_options;
 
 /* options may be NULL (defaults). On success *out holds a new session. */

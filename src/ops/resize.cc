@@ -182,6 +182,7 @@ Result<ResizeGeometry> ComputeResizeGeometry(const ir::Node& node, const ResizeA
         ResizeAxis& ax = g.axes[static_cast<size_t>(axes[i])];
         ax.out = static_cast<int64_t>((*sizes)[i]);
         ax.scale = ax.in > 0 ? static_cast<double>(ax.out) / static_cast<double>(ax.in) : 1.0;
+        ax.scale_is_out_over_in = ax.in > 0 && ax.out > 0;
         ax.length_resized = static_cast<double>(ax.out);
       }
     } else {
@@ -226,29 +227,38 @@ double ResizeSourceCoordinate(const ResizeAttrs& attrs, const ResizeAxis& ax, in
   const double s = ax.scale;
   const double in = static_cast<double>(ax.in);
   const double len = ax.length_resized;
+  // v / scale. With a scale from `sizes`, v * in / out instead: one rounding
+  // of the exact ratio, so a coordinate that is exactly a whole number or a
+  // half stays exact and nearest_mode's ties and ceil/floor decide as the
+  // spec's arithmetic does (dividing by the rounded out / in gave
+  // 6.000000000000001 for 7.5 / (15/13) - 0.5 and ceil picked 7; fuzz seed
+  // 1455, found by the ONNX Runtime third opinion).
+  auto unscale = [&](double v) {
+    return ax.scale_is_out_over_in ? v * in / static_cast<double>(ax.out) : v / s;
+  };
   // Where a formula needs length_resized it is scale * length_original,
   // unrounded, as in ONNX's reference and test data (opset 13
   // test_resize_downsample_scales_linear_align_corners: 4 -> 2 at scale 0.6
   // divides by 2.4 - 1, giving 3.142857, not 4 as the rounded length would).
   switch (attrs.coord) {
     case Coord::kHalfPixel:
-      return (xr + 0.5) / s - 0.5;
+      return unscale(xr + 0.5) - 0.5;
     case Coord::kHalfPixelSymmetric: {
       // Opset 19: centre the implicit roi when the output length was rounded.
       const double adjustment = static_cast<double>(ax.out) / len;
       const double offset = in / 2 * (1 - adjustment);
-      return offset + (xr + 0.5) / s - 0.5;
+      return offset + unscale(xr + 0.5) - 0.5;
     }
     case Coord::kPytorchHalfPixel:
       // Spec: 0 for a length-1 output (ONNX's python reference says -0.5;
       // both give the same linear result, the only case its tests cover).
-      return len > 1 ? (xr + 0.5) / s - 0.5 : 0.0;
+      return len > 1 ? unscale(xr + 0.5) - 0.5 : 0.0;
     case Coord::kAlignCorners:
       return len == 1 ? 0.0 : xr * (in - 1) / (len - 1);
     case Coord::kAsymmetric:
-      return xr / s;
+      return unscale(xr);
     case Coord::kTfHalfPixelForNn:
-      return (xr + 0.5) / s;
+      return unscale(xr + 0.5);
     case Coord::kTfCropAndResize: {
       const double span = (ax.roi_end - ax.roi_start) * (in - 1);
       const double start = ax.roi_start * (in - 1);

@@ -61,6 +61,7 @@ struct ResizeAxis {
   double length_resized = 0.0;   // scale * in, unrounded (see resize.cc)
   double roi_start = 0.0;        // tf_crop_and_resize only, normalized
   double roi_end = 1.0;
+  bool scale_is_out_over_in = false;  // from `sizes` (stretch): scale is exactly out / in
 };
 
 struct ResizeGeometry {

@@ -66,6 +66,8 @@ kiln::SessionOptions ToOptions(const kiln_session_options* o) {
   if (o->provider) opts.provider = o->provider;
   if (o->opt_level) opts.opt_level = o->opt_level;
   opts.threads = o->threads;
+  if (o->cache_dir) opts.cache_dir = o->cache_dir;
+  opts.use_cache = o->no_cache == 0;
   return opts;
 }
 

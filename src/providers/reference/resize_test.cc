@@ -154,6 +154,32 @@ TEST(ResizeTest, NearestModes) {
   EXPECT_THAT(run("ceil"), ElementsAre(10, 20, 30, 30));                // 0, 1, 2, 3 -> clamped to 2
 }
 
+// Sizes 13 -> 15: output 7's source coordinate is exactly a whole number
+// (half_pixel: 7.5 * 13/15 - 0.5 = 6) or a half (tf_half_pixel_for_nn:
+// 7.5 * 13/15 = 6.5). Dividing by a rounded 15/13 gave 6.000000000000001
+// and 6.500000000000001, and ceil / round_prefer_floor picked 7 instead of
+// 6 (fuzz seeds 1455 and 1223, where ONNX Runtime disagreed).
+TEST(ResizeTest, NearestExactTiesFromSizes) {
+  std::vector<float> v;
+  for (int i = 0; i < 13; ++i) v.push_back(static_cast<float>(i));
+  const Tensor x = F32({1, 13}, v);
+  const Tensor sizes = I64({2}, {1, 15});
+  auto pick7 = [&](const std::string& coord, const std::string& nm) {
+    // tf_half_pixel_for_nn exists up to opset 11, whose roi and scales are
+    // required (empty) inputs.
+    const bool v11 = coord == "tf_half_pixel_for_nn";
+    auto y = RunOp(v11 ? 11 : 13, {x, v11 ? F32({0}, {}) : kNone, v11 ? F32({0}, {}) : kNone, sizes},
+                   {Attribute::String("mode", "nearest"), Attribute::String("coordinate_transformation_mode", coord),
+                    Attribute::String("nearest_mode", nm)});
+    EXPECT_TRUE(y.ok()) << y.status().ToString();
+    return y.ok() ? ToFloats(*y)[7] : -1.0f;
+  };
+  EXPECT_EQ(pick7("half_pixel", "ceil"), 6);                          // ceil(6) = 6
+  EXPECT_EQ(pick7("half_pixel", "floor"), 6);
+  EXPECT_EQ(pick7("tf_half_pixel_for_nn", "round_prefer_floor"), 6);  // tie 6.5 -> 6
+  EXPECT_EQ(pick7("tf_half_pixel_for_nn", "round_prefer_ceil"), 7);   // tie 6.5 -> 7
+}
+
 TEST(ResizeTest, NearestCopiesInt64Exactly) {
   const int64_t big = (int64_t{1} << 60) + 1;  // not representable as a double
   auto y = RunOp(13, {I64({1, 2}, {big, -big}), kNone, F32({2}, {1, 2})}, {});
