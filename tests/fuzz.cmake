@@ -17,7 +17,11 @@ add_test(NAME fuzz_cpu_all_levels_t1
 add_test(NAME fuzz_cpu_all_levels_t2
          COMMAND kiln_cli fuzz --seed 1000001 --count 200 --provider cpu --opt-level all-levels --threads 2 --max-ops 16
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
-set_tests_properties(fuzz_cpu_all_levels_t1 fuzz_cpu_all_levels_t2 PROPERTIES TIMEOUT 600)
+# float16 variants of the graphs (src/verify/fuzz_float16.h), 300 x 4 levels ~6 s.
+add_test(NAME fuzz_cpu_float16_all_levels
+         COMMAND kiln_cli fuzz --seed 2000001 --count 300 --float16 1 --provider cpu --opt-level all-levels --threads 1
+                 --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
+set_tests_properties(fuzz_cpu_all_levels_t1 fuzz_cpu_all_levels_t2 fuzz_cpu_float16_all_levels PROPERTIES TIMEOUT 600)
 
 # Reproducers of bugs the fuzzer found (tests/regressions/<name>/, ONNX
 # backend-test folders), replayed on the cpu and reference providers. Bugs not fixed yet are

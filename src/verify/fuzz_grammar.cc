@@ -1,4 +1,5 @@
 #include "verify/fuzz_grammar.h"
+#include "verify/fuzz_float16.h"
 
 #include <algorithm>
 #include <cmath>
@@ -864,7 +865,17 @@ Result<ir::Model> Generator::Run() {
 
 Result<ir::Model> GenerateGraph(uint64_t seed, const FuzzOptions& options) {
   Generator g(seed, options);
-  return g.Run();
+  KILN_ASSIGN_OR_RETURN(ir::Model m, g.Run());
+  // Drawn from its own stream, so the float32 graphs of every seed stay
+  // what they were before float16 existed.
+  if (options.float16_probability > 0) {
+    ir::SeededRng rng(ir::SeedFor(seed, "float16"));
+    if (static_cast<double>(rng.Next() >> 11) * 0x1.0p-53 < options.float16_probability) {
+      KILN_RETURN_IF_ERROR(ConvertToFloat16(m));
+      m.metadata["kiln.fuzz.productions"] += " Float16";
+    }
+  }
+  return m;
 }
 
 namespace {
@@ -921,7 +932,7 @@ const std::vector<std::string>& FuzzProductionNames() {
       "MulSame", "MulConst", "MulScalar", "SubConst", "DivConst", "DivScalar", "Relu", "LeakyRelu", "Sigmoid", "Tanh",
       "HardSigmoid", "HardSwish", "Relu6", "Clip", "SiLU", "HardSwishDecomposed", "HardSwishHardSigmoid",
       "BatchNormalization", "Reshape", "Flatten", "Gemm", "MatMul2D", "MatMul", "Squeeze", "Unsqueeze", "Softmax",
-      "LogSoftmax", "ReduceMean", "SqueezeExcite", "ConvResidual"};
+      "LogSoftmax", "ReduceMean", "SqueezeExcite", "ConvResidual", "Float16"};
   return kNames;
 }
 

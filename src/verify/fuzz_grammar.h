@@ -25,7 +25,8 @@
 // may become outputs. Outputs: the newest spine value and up to a few
 // intermediate values.
 //
-// Not generated (yet): float16, Resize `axes` / `antialias` (opset 18+, which
+// float16: with FuzzOptions::float16_probability, the whole graph is
+// converted (fuzz_float16.h). Not generated (yet): Resize `axes` / `antialias` (opset 18+, which
 // the installed ONNX checker does not know).
 #pragma once
 
@@ -49,6 +50,7 @@ struct FuzzOptions {
   double dynamic_input_probability = 0.15;  // inputs declare symbolic N, H, W
   double older_opset_probability = 0.3;     // opset 13 or 11 instead of 17
   int max_extra_outputs = 2;  // intermediate values added as outputs
+  double float16_probability = 0;  // the graph is made float16 (fuzz_float16.h)
   FuzzLimits limits;
 };
 

@@ -117,8 +117,10 @@ TEST(FuzzGrammar, ABatchCoversEveryProductionAndOp) {
   std::map<std::string, int> productions, ops;
   int nhwc = 0, multi_output = 0;
   const int kGraphs = 400;
+  FuzzOptions o;
+  o.float16_probability = 0.25;
   for (uint64_t seed = 1; seed <= kGraphs; ++seed) {
-    auto m = GenerateGraph(seed);
+    auto m = GenerateGraph(seed, o);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     std::string list = m->metadata["kiln.fuzz.productions"] + " ";
     for (size_t p = 0, q; (q = list.find(' ', p)) != std::string::npos; p = q + 1)
@@ -169,10 +171,19 @@ TEST(FuzzGrammar, EveryGraphRunsOnTheReferenceWithTheDeclaredShapes) {
 TEST(FuzzGrammar, TheOnnxCheckerAcceptsABatch) {
   if (std::system("/usr/bin/python3 -c 'import onnx' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3-onnx not installed";
   fs::path dir = TempDir("checker");
+  FuzzOptions half;
+  half.float16_probability = 1;
   for (uint64_t seed = 1; seed <= 120; ++seed) {
     auto m = GenerateGraph(seed);
     ASSERT_TRUE(m.ok());
     ASSERT_TRUE(onnx_io::SaveModelFile(*m, (dir / ("seed_" + std::to_string(seed) + ".onnx")).string()).ok());
+    // The float16 variant must be as valid (every T of every op agrees).
+    if (seed <= 60) {
+      auto h = GenerateGraph(seed, half);
+      ASSERT_TRUE(h.ok()) << h.status().ToString();
+      ASSERT_EQ(h->graph.inputs[0].type.dtype, DType::kFloat16);
+      ASSERT_TRUE(onnx_io::SaveModelFile(*h, (dir / ("seed_" + std::to_string(seed) + "_f16.onnx")).string()).ok());
+    }
   }
   const fs::path script = dir / "check.py";
   std::ofstream(script) << "import glob, sys, onnx\n"

@@ -27,6 +27,7 @@ struct FuzzArgs {
   bool no_divergence = false;
   bool verbose = false;
   int max_ops = 0;
+  double float16 = 0;
   int timeout = 120;
 };
 
@@ -42,6 +43,7 @@ int DoFuzz(const FuzzArgs& a) {
   c.find_divergence = !a.no_divergence;
   c.timeout_s = a.timeout;
   if (a.max_ops > 0) c.graph.max_ops = a.max_ops;
+  c.graph.float16_probability = a.float16;
   if (c.graph.min_ops > c.graph.max_ops) c.graph.min_ops = c.graph.max_ops;
   auto levels = verify::ParseFuzzLevels(a.opt_level);
   if (!levels.ok()) {
@@ -99,6 +101,7 @@ void AddFuzzCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--emit", a->emit, "write every graph, with the reference's outputs, as a backend-test folder EMIT/seed_<S>/");
   sub->add_option("--skip", a->skip, "seeds not to run (known bugs), comma-separated; repeatable");
   sub->add_option("--max-ops", a->max_ops, "most productions per graph (default 10)");
+  sub->add_option("--float16", a->float16, "probability that a graph is made float16 (default 0; 1 = all)")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--timeout", a->timeout, "seconds per graph before it counts as hung (default 120)");
   sub->add_flag("--no-isolate", a->no_isolate, "run graphs in this process (a crash ends the run)");
   sub->add_flag("--no-divergence", a->no_divergence, "skip the per-node run that names the first divergent node");
