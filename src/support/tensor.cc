@@ -119,7 +119,10 @@ std::vector<int64_t> ContiguousStrides(const Shape& shape) {
   int64_t acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     s[i] = acc;
-    acc *= shape[i] == 0 ? 1 : shape[i];
+    // Zero dims count as 1, so an empty tensor's other dims may multiply
+    // past int64 (CheckedElementCount bounds only non-empty shapes): its
+    // strides are never used to address anything; saturate them.
+    if (__builtin_mul_overflow(acc, shape[i] == 0 ? 1 : shape[i], &acc)) acc = std::numeric_limits<int64_t>::max();
   }
   return s;
 }
