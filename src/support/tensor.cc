@@ -165,10 +165,13 @@ int64_t Tensor::numel() const {
 }
 
 bool Tensor::is_contiguous() const {
+  // An empty tensor is trivially contiguous (checked first: its other dims
+  // may multiply past int64).
+  for (int64_t d : shape_)
+    if (d == 0) return true;
   int64_t expect = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] == 1) continue;
-    if (shape_[i] == 0) return true;
     if (strides_[i] != expect) return false;
     expect *= shape_[i];
   }
