@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "support/dtype_dispatch.h"
 
@@ -64,6 +65,25 @@ Status CopyTyped(const Field& field, Tensor& t, const std::string& name, const c
   return Status::Ok();
 }
 
+// Raw bool bytes other than 0/1 are not valid bool storage (reading them is
+// undefined behaviour): any nonzero byte is true, as in npy.cc.
+void NormalizeBools(Tensor& t) {
+  if (t.dtype() != DType::kBool) return;
+  auto* b = static_cast<unsigned char*>(t.raw());
+  for (size_t i = 0; i < t.nbytes(); ++i) b[i] = b[i] != 0;
+}
+
+// How many values the typed field a non-raw tensor of `dt` keeps them in has.
+uint64_t TypedFieldSize(const onnx::TensorProto& tp, DType dt) {
+  switch (dt) {
+    case DType::kFloat32: return static_cast<uint64_t>(tp.float_data_size());
+    case DType::kFloat64: return static_cast<uint64_t>(tp.double_data_size());
+    case DType::kInt64: return static_cast<uint64_t>(tp.int64_data_size());
+    case DType::kUint64: case DType::kUint32: return static_cast<uint64_t>(tp.uint64_data_size());
+    default: return static_cast<uint64_t>(tp.int32_data_size());
+  }
+}
+
 }  // namespace
 
 Result<Tensor> TensorFromProto(const onnx::TensorProto& tp, const std::string& model_dir) {
@@ -71,6 +91,26 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& tp, const std::string& m
     return Unimplemented("tensor '" + tp.name() + "' has unsupported data type " + std::to_string(tp.data_type()));
   DType dt = static_cast<DType>(tp.data_type());
   Shape shape(tp.dims().begin(), tp.dims().end());
+  // The data present must hold the shape before anything is allocated: a
+  // few bytes declaring a huge shape are an error, not a huge allocation.
+  // External data is read first (ReadExternal checks the file holds it).
+  const bool external = dt != DType::kString && tp.data_location() == onnx::TensorProto::EXTERNAL;
+  std::string external_data;
+  if (auto count = CheckedElementCount(shape); count.ok()) {
+    const auto n = static_cast<uint64_t>(*count);
+    if (external) {
+      if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / DTypeSize(dt))
+        return InvalidModel("tensor '" + tp.name() + "': shape " + ShapeToString(shape) + " is too large");
+      KILN_ASSIGN_OR_RETURN(external_data, ReadExternal(tp, model_dir, n * DTypeSize(dt)));
+    } else {
+      const uint64_t have = dt == DType::kString ? static_cast<uint64_t>(tp.string_data_size())
+                            : tp.has_raw_data()  ? tp.raw_data().size() / DTypeSize(dt)
+                                                 : TypedFieldSize(tp, dt);
+      if (n != 0 && have < n)
+        return InvalidModel("tensor '" + tp.name() + "': shape " + ShapeToString(shape) + " needs " + std::to_string(n) +
+                            " values, its data has " + std::to_string(have));
+    }
+  }
   // Every path below writes all elements or fails: no need to zero first
   // (weights are most of a model's load time).
   auto alloc = Tensor::AllocateForOverwrite(dt, shape);
@@ -84,15 +124,16 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& tp, const std::string& m
     return t;
   }
   const size_t bytes = t.nbytes();
-  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
-    KILN_ASSIGN_OR_RETURN(std::string buf, ReadExternal(tp, model_dir, bytes));
-    if (bytes) std::memcpy(t.raw(), buf.data(), bytes);
+  if (external) {
+    if (bytes) std::memcpy(t.raw(), external_data.data(), bytes);
+    NormalizeBools(t);
     return t;
   }
   if (tp.has_raw_data()) {
     if (tp.raw_data().size() != bytes)
       return InvalidModel("tensor '" + tp.name() + "': raw_data has " + std::to_string(tp.raw_data().size()) + " bytes, shape " + ShapeToString(shape) + " of " + DTypeName(dt) + " needs " + std::to_string(bytes));
     if (bytes) std::memcpy(t.raw(), tp.raw_data().data(), bytes);
+    NormalizeBools(t);
     return t;
   }
   Status s;
