@@ -4,7 +4,9 @@
 // a crash, a sanitizer report or a hang is a finding.
 //
 //   LoadAndRun:        bytes -> Session::CreateFromBytes on "reference" and
-//                      "cpu" -> one Run on small generated inputs.
+//                      "cpu" -> one Run on small generated inputs; on cpu
+//                      also through the plan cache (a private folder per
+//                      input): the cached session must load and agree.
 //   ParseTensorFiles:  bytes -> npy::Parse, onnx_io::ParseTensorProto, and
 //                      ReadDatumFile as a SequenceProto and an OptionalProto;
 //                      whatever parses is touched element by element and
@@ -18,6 +20,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -105,11 +109,57 @@ inline bool MakeInputs(const Session& session, Rng& rng, std::map<std::string, T
 // the harness reaches Run on a known-good model).
 enum class Outcome { kNotLoaded, kNotRun, kRunFailed, kRan };
 
+// Bitwise equality of two runs' outputs (NaNs with the same bits agree).
+inline bool SameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].dtype() != b[i].dtype() || a[i].shape() != b[i].shape()) return false;
+    if (!a[i].defined()) continue;
+    const Tensor x = a[i].Contiguous(), y = b[i].Contiguous();
+    if (x.dtype() == DType::kString) {
+      for (int64_t k = 0; k < x.numel(); ++k)
+        if (x.data<std::string>()[k] != y.data<std::string>()[k]) return false;
+    } else if (x.nbytes() && std::memcmp(x.raw(), y.raw(), x.nbytes()) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A plan-cache folder of this input alone: made before, removed after, so a
+// run depends on its bytes only (and ~/.cache is left alone).
+class TempCacheDir {
+ public:
+  TempCacheDir() {
+    char t[] = "/tmp/kiln_fuzz_cache_XXXXXX";
+    if (mkdtemp(t)) path_ = t;
+  }
+  ~TempCacheDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// `provider` "cpu" goes through the plan cache: the first session stores the
+// optimized plan, a second one loads it; both run the same inputs, and when
+// the first session is deterministic (two runs agree bit for bit) the cached
+// one must agree with it too.
 inline Outcome LoadAndRunOn(const uint8_t* data, size_t size, const char* provider) {
   SessionOptions opts;
   opts.provider = provider;
   opts.threads = 1;
   opts.memory_limit = kMemoryLimit;
+  opts.use_cache = false;
+  const bool cached = std::string(provider) == "cpu";
+  TempCacheDir cache_dir;
+  if (cached && !cache_dir.path().empty()) {
+    opts.use_cache = true;
+    opts.cache_dir = cache_dir.path();
+  }
   auto session = Session::CreateFromBytes(data, size, opts);
   if (!session.ok()) return Outcome::kNotLoaded;
   Rng rng(data, size);
@@ -125,6 +175,16 @@ inline Outcome LoadAndRunOn(const uint8_t* data, size_t size, const char* provid
   }
   volatile double sink = sum;
   (void)sink;
+  if (opts.use_cache) {
+    auto again = (*session)->Run(inputs);
+    auto hit = Session::CreateFromBytes(data, size, opts);
+    if (!hit.ok()) Fail("plan cache: the model loaded once, not from its cached plan: " + hit.status().ToString());
+    auto hit_outs = (*hit)->Run(inputs);
+    if (again.ok() && SameOutputs(*outs, *again)) {
+      if (!hit_outs.ok()) Fail("plan cache: the cached session fails where the first ran: " + hit_outs.status().ToString());
+      if (!SameOutputs(*outs, *hit_outs)) Fail("plan cache: the cached session computes other outputs");
+    }
+  }
   return Outcome::kRan;
 }
 

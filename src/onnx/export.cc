@@ -62,7 +62,7 @@ void NodeToProto(const ir::Node& n, onnx::NodeProto* np) {
         ap->set_type(onnx::AttributeProto::TENSOR);
         TensorToProto(a.t, "", ap->mutable_t());
         break;
-      case ir::Attribute::Type::kGraph: GraphToProto(*a.g, ap->mutable_g()); break;
+      case ir::Attribute::Type::kGraph: if (a.g) GraphToProto(*a.g, ap->mutable_g()); break;  // none: a ref_attr_name
       case ir::Attribute::Type::kFloats: for (float f : a.floats) ap->add_floats(f); break;
       case ir::Attribute::Type::kInts: for (int64_t i : a.ints) ap->add_ints(i); break;
       case ir::Attribute::Type::kStrings: for (const auto& s : a.strings) ap->add_strings(s); break;

@@ -78,6 +78,8 @@ Result<ir::Attribute> AttrFromProto(const onnx::AttributeProto& ap, const std::s
     KILN_ASSIGN_OR_RETURN(a.t, SparseTensorFromProto(ap.sparse_tensor(), model_dir));
   }
   if (ap.has_g()) { KILN_ASSIGN_OR_RETURN(a.g, GraphFromProto(ap.g(), model_dir)); }
+  else if (a.type == ir::Attribute::Type::kGraph && a.ref_attr_name.empty())
+    return InvalidModel("attribute '" + a.name + "' is of type GRAPH but holds no graph");
   if (ap.has_tp()) { KILN_ASSIGN_OR_RETURN(a.tp, TypeFromProto(ap.tp())); }
   a.floats.assign(ap.floats().begin(), ap.floats().end());
   a.ints.assign(ap.ints().begin(), ap.ints().end());
