@@ -19,11 +19,8 @@
 #include <set>
 
 #include "onnx/onnx_io.h"
-#include "providers/cpu/register.h"
-#include "providers/reference/register.h"
-#include "runtime/provider.h"
 #include "runtime/session_internal.h"
-#include "support/layout.h"
+#include "support/faulty_provider.h"
 #include "verify/conformance.h"
 #include "verify/fuzz_shapes.h"
 
@@ -237,69 +234,15 @@ TEST(Fuzz, CpuAgreesOnASmallBatchAndRunsTheOpsItself) {
   for (const char* op : {"Conv", "Transpose", "Resize", "Concat"}) EXPECT_GT(on_cpu[op], 0) << op << " never ran on cpu";
 }
 
-// ---- a deliberately faulty provider ------------------------------------------
-// The cpu provider whose Resize, on channels-last input, writes its
-// channels-last result into a buffer labelled row-major (the motivating bug).
-
-class MislabelledOutput final : public runtime::KernelContext {
- public:
-  explicit MislabelledOutput(runtime::KernelContext& inner) : inner_(inner) {
-    const Tensor& x = inner_.input(0);
-    channels_last_ = x.defined() && x.rank() == 4 && IsDenseInOrder(x, kChannelsLast) && !IsDenseInOrder(x, kRowMajor);
-  }
-  const ir::Node& node() const override { return inner_.node(); }
-  int64_t opset() const override { return inner_.opset(); }
-  const Datum& input_datum(size_t i) const override { return inner_.input_datum(i); }
-  const Tensor& input(size_t i) const override { return inner_.input(i); }
-  const ir::TypeInfo& inferred_output(size_t i) const override { return inner_.inferred_output(i); }
-  Result<Tensor> AllocOutput(size_t i) override { return inner_.AllocOutput(i); }
-  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override { return inner_.AllocOutput(i, dtype, shape); }
-  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) override {
-    if (!(channels_last_ && i == 0)) return inner_.AllocOutput(i, dtype, shape, order);
-    KILN_ASSIGN_OR_RETURN(Tensor y, inner_.AllocOutput(i, dtype, shape, kRowMajor));
-    return y.View(shape, StridesInOrder(shape, order), y.offset());
-  }
-  Status SetOutput(size_t i, Datum value) override { return inner_.SetOutput(i, std::move(value)); }
-  Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) override {
-    return inner_.RunSubgraph(g, inputs);
-  }
-
- private:
-  runtime::KernelContext& inner_;
-  bool channels_last_ = false;
-};
-
-void RegisterFaultyProvider() {
-  static bool done = [] {
-    static runtime::KernelRegistry* r = new runtime::KernelRegistry(cpu::Kernels());
-    r->RegisterFactory("", "Resize", [](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
-      KILN_ASSIGN_OR_RETURN(runtime::Kernel k, cpu::Kernels().Instantiate(init));
-      if (!k) return k;
-      runtime::KernelFn good = k.fn;
-      k.fn = [good](runtime::KernelContext& ctx) {
-        MislabelledOutput f(ctx);
-        return good(f);
-      };
-      return k;
-    });
-    runtime::Provider p;
-    p.kernels = r;
-    p.fallback_name = "reference";
-    p.fallback_kernels = &reference::Kernels();
-    p.optimizes = true;
-    runtime::RegisterTestProvider("fuzz_faulty_resize", p);
-    return true;
-  }();
-  (void)done;
-}
-
+// The shared faulty provider (tests/support): on channels-last input its
+// Resize writes a channels-last result into a buffer labelled row-major.
 TEST(Fuzz, FindsAFaultyResizeAndWritesAReplayableReproducer) {
-  RegisterFaultyProvider();
+  testing::RegisterFaultyProviders();
   fs::path out = TempDir("faulty");
   FuzzConfig c;
   c.seed = 1;
   c.count = 60;
-  c.provider = "fuzz_faulty_resize";
+  c.provider = "faulty_resize_write";
   c.levels = {"all"};
   c.threads = 1;
   c.out_dir = out.string();
@@ -322,7 +265,7 @@ TEST(Fuzz, FindsAFaultyResizeAndWritesAReplayableReproducer) {
   o.provider = "reference";
   ConformanceResult ref = RunCase(test, o);
   EXPECT_EQ(ref.outcome, Outcome::kPassed) << ref.reason;
-  o.provider = "fuzz_faulty_resize";
+  o.provider = "faulty_resize_write";
   EXPECT_EQ(RunCase(test, o).outcome, Outcome::kFailed);
   // Every failure named a graph with a Resize; every graph without one passed.
   for (const FuzzFailure& g : s.failures) {
