@@ -332,6 +332,30 @@ TEST_F(PlanCacheTest, BoundEvictsLeastRecentlyUsed) {
   EXPECT_NE(warnings_[0].find("larger than the cache bound"), std::string::npos) << warnings_[0];
 }
 
+// ONNX names are bytes, the entry's metadata is JSON (UTF-8): a model with a
+// non-UTF-8 name runs uncached with one warning (the store used to throw
+// and terminate the process; found by loader_fuzz).
+TEST_F(PlanCacheTest, NonUtf8NamesRunUncached) {
+  auto model = examples::BuildSeedModel();
+  ASSERT_TRUE(model.ok());
+  ir::Model m = *model;
+  const std::string old_name = m.graph.initializers.begin()->first, new_name = old_name + "\xff1";
+  m.graph.initializers[new_name] = m.graph.initializers.at(old_name);
+  m.graph.initializers.erase(old_name);
+  for (ir::Node& n : m.graph.nodes)
+    for (std::string& in : n.inputs)
+      if (in == old_name) in = new_name;
+  const std::string path = SaveModel(m, "bytes.onnx");
+  for (int i = 0; i < 2; ++i) {
+    auto s = Session::Create(path, Cpu());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(CacheState(**s), "miss");
+  }
+  EXPECT_TRUE(Entries().empty());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("UTF-8"), std::string::npos) << warnings_[0];
+}
+
 // External data is part of the key: change the weights file, keep the
 // .onnx, and the entry must not be used.
 TEST_F(PlanCacheTest, ChangedExternalDataIsAMiss) {

@@ -181,8 +181,9 @@ void Evict(const PlanCacheConfig& cache, const fs::path& keep) {
   }
 }
 
-// Writes `pieces` at their offsets to a temporary file, then renames it to
-// `path`. The header goes last, once the checksum is known.
+// Appends sections, each 64-byte aligned, to a temporary file beside `path`,
+// hashing them; Finish writes the header (once the checksum is known) and
+// renames the file to `path`.
 class EntryWriter {
  public:
   explicit EntryWriter(const fs::path& path) : path_(path) {
@@ -416,7 +417,15 @@ void StorePlan(const PlanCacheConfig& cache, const std::string& key, const ir::M
                                {"offset", data_bytes}, {"bytes", t.nbytes()}});
     data_bytes += AlignUp(t.nbytes());
   }
-  const std::string meta_text = meta.dump();
+  // ONNX names are bytes; JSON text must be UTF-8. A model whose names are
+  // not is simply not cached (re-encoding them would break the lookup of
+  // names when the plan is read back).
+  std::string meta_text;
+  try {
+    meta_text = meta.dump();
+  } catch (const json::exception&) {
+    return warn("a value name or pass note is not valid UTF-8");
+  }
   if (kHeaderBytes + AlignUp(meta_text.size()) + AlignUp(bytes->size()) + data_bytes > cache.max_bytes)
     return warn("the entry is larger than the cache bound of " + std::to_string(cache.max_bytes) + " bytes");
 
