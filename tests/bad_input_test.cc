@@ -151,6 +151,21 @@ TEST(ModelChecks, InferenceMismatchNamesTheNode) {
   EXPECT_THAT(CreateError(*m), HasSubstr("Add"));
 }
 
+TEST(ModelChecks, InferenceOverflowNamesTheNode) {
+  // Concat of two [2^62] inputs: the output dim 2^63 does not fit int64
+  // (UBSan caught the unchecked sum; loader_fuzz found it).
+  ir::GraphBuilder b(17);
+  const int64_t big = int64_t{1} << 62;
+  auto x = b.AddInput("x", DType::kFloat32, Shape{big});
+  auto y = b.AddInput("y", DType::kFloat32, Shape{big});
+  b.AddOutput(b.AddNode("Concat", {x, y}, {ir::Attribute::Int("axis", 0)}, 1, "join")[0]);
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  const std::string e = CreateError(*m);
+  EXPECT_THAT(e, HasSubstr("join"));
+  EXPECT_THAT(e, HasSubstr("overflows"));
+}
+
 TEST(ModelChecks, BadOptionsAreErrors) {
   SessionOptions bad_provider;
   bad_provider.provider = "warp-drive";

@@ -72,8 +72,9 @@ Status InferConcat(InferContext& ctx) {
     for (size_t k = 0; k < d->size(); ++k) {
       const ir::Dim& x = (*d)[k];
       if (static_cast<int64_t>(k) == axis) {
-        if (x.known()) axis_sum += x.value;
-        else axis_known = false;
+        if (!x.known()) axis_known = false;
+        else if (__builtin_add_overflow(axis_sum, x.value, &axis_sum))
+          return ctx.Error("the sum of the inputs' dims on axis " + std::to_string(axis) + " overflows int64");
         continue;
       }
       ir::Dim& o = (*out)[k];
@@ -388,7 +389,12 @@ Status InferTile(InferContext& ctx) {
     KILN_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(ctx, (*axis)[0], static_cast<int64_t>(in->size())));
     ir::Dim& d = out[static_cast<size_t>(ax)];
     if (tiles && (*tiles)[0] < 0) return ctx.Error("input 'tiles' must not be negative");
-    d = tiles && d.known() ? ir::Dim::Known(d.value * (*tiles)[0]) : ir::Dim{};
+    if (tiles && d.known()) {
+      KILN_ASSIGN_OR_RETURN(int64_t v, CheckedDim(ctx, d.value, (*tiles)[0]));
+      d = ir::Dim::Known(v);
+    } else {
+      d = ir::Dim{};
+    }
     ctx.set_output(0, dt, out);
     return Status::Ok();
   }
@@ -406,12 +412,11 @@ Status InferTile(InferContext& ctx) {
     return Status::Ok();
   }
   KILN_ASSIGN_OR_RETURN(Shape s, TileShape(ctx.node(), *in, *reps));
-  (void)s;
   ir::Dims out = *in;
   for (size_t k = 0; k < out.size(); ++k) {
     const int64_t r = (*reps)[k];
     if (r == 0) out[k] = ir::Dim::Known(0);
-    else if (out[k].known()) out[k] = ir::Dim::Known(out[k].value * r);
+    else if (out[k].known()) out[k] = ir::Dim::Known(s[k]);  // TileShape checked the product
     else if (r != 1) out[k] = ir::Dim{};
   }
   ctx.set_output(0, dt, out);

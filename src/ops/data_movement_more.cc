@@ -124,7 +124,9 @@ Status InferPad(InferContext& ctx) {
       d = ir::Dim{};
       continue;
     }
-    const int64_t v = d.value + b + e;
+    int64_t v = 0;
+    if (__builtin_add_overflow(d.value, b, &v) || __builtin_add_overflow(v, e, &v))
+      return ctx.Error("pads " + ShapeToString(*pads) + " make axis " + std::to_string(k) + " overflow int64");
     if (v < 0)
       return ctx.Error("pads " + ShapeToString(*pads) + " crop axis " + std::to_string(k) + " of size " + std::to_string(d.value) +
                        " below zero");
@@ -177,13 +179,19 @@ Status InferDepthToSpace(InferContext& ctx) {
     ctx.set_output(0, ctx.input_dtype(0), UnknownDims(4));
     return Status::Ok();
   }
-  const int64_t b = a.blocksize, bb = b * b;
+  const int64_t b = a.blocksize;
+  KILN_ASSIGN_OR_RETURN(const int64_t bb, CheckedDim(ctx, b, b));
   ir::Dims out = *in;
   const ir::Dim& c = (*in)[1];
   if (c.known() && c.value % bb != 0)
     return ctx.Error("channels " + std::to_string(c.value) + " are not a multiple of blocksize^2 = " + std::to_string(bb));
   out[1] = c.known() ? ir::Dim::Known(c.value / bb) : ir::Dim{};
-  for (size_t k = 2; k < 4; ++k) out[k] = (*in)[k].known() ? ir::Dim::Known((*in)[k].value * b) : ir::Dim{};
+  for (size_t k = 2; k < 4; ++k) {
+    out[k] = ir::Dim{};
+    if (!(*in)[k].known()) continue;
+    KILN_ASSIGN_OR_RETURN(int64_t v, CheckedDim(ctx, (*in)[k].value, b));
+    out[k] = ir::Dim::Known(v);
+  }
   ctx.set_output(0, ctx.input_dtype(0), out);
   return Status::Ok();
 }
@@ -198,7 +206,12 @@ Status InferSpaceToDepth(InferContext& ctx) {
   }
   const int64_t b = a.blocksize;
   ir::Dims out = *in;
-  out[1] = (*in)[1].known() ? ir::Dim::Known((*in)[1].value * b * b) : ir::Dim{};
+  out[1] = ir::Dim{};
+  if ((*in)[1].known()) {
+    KILN_ASSIGN_OR_RETURN(int64_t bb, CheckedDim(ctx, b, b));
+    KILN_ASSIGN_OR_RETURN(int64_t v, CheckedDim(ctx, (*in)[1].value, bb));
+    out[1] = ir::Dim::Known(v);
+  }
   for (size_t k = 2; k < 4; ++k) {
     const ir::Dim& d = (*in)[k];
     if (d.known() && d.value % b != 0)

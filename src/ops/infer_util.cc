@@ -76,6 +76,13 @@ std::optional<Shape> KnownShape(const InferContext& ctx, size_t i) {
   return ToShape(*d);
 }
 
+Result<int64_t> CheckedDim(const InferContext& ctx, int64_t a, int64_t b, int64_t c) {
+  int64_t v = 0;
+  if (__builtin_mul_overflow(a, b, &v) || __builtin_add_overflow(v, c, &v))
+    return ctx.Error("output dim " + std::to_string(a) + " * " + std::to_string(b) + " + " + std::to_string(c) + " overflows int64");
+  return v;
+}
+
 ir::Dims UnknownDims(size_t rank) { return ir::Dims(rank); }
 
 Status CheckDType(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {

@@ -31,6 +31,10 @@ std::optional<Shape> ToShape(const ir::Dims& d);
 // A dims vector of `rank` unknown dims.
 ir::Dims UnknownDims(size_t rank);
 
+// a * b + c for output dims, as an error naming the node when it overflows
+// int64 (a fuzzed model can declare any dims and attributes).
+Result<int64_t> CheckedDim(const InferContext& ctx, int64_t a, int64_t b, int64_t c = 0);
+
 // Error unless input i has one of the given dtypes (skipped when unknown).
 Status CheckDType(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed);
 

@@ -136,7 +136,10 @@ Status InferMaxUnpool(InferContext& ctx) {
     out[1] = (*xd)[1];
     for (size_t i = 0; i + 2 < rank; ++i) {
       if (!(*xd)[i + 2].known()) continue;
-      const int64_t v = ((*xd)[i + 2].value - 1) * a.sp.strides[i] + a.sp.kernel_shape[i] - a.sp.pads[i] - a.sp.pads[i + rank - 2];
+      KILN_ASSIGN_OR_RETURN(int64_t full, CheckedDim(ctx, (*xd)[i + 2].value - 1, a.sp.strides[i], a.sp.kernel_shape[i]));
+      int64_t v = 0;
+      if (__builtin_sub_overflow(full, a.sp.pads[i], &v) || __builtin_sub_overflow(v, a.sp.pads[i + rank - 2], &v))
+        return ctx.Error("pads make spatial axis " + std::to_string(i) + " overflow int64");
       if (v < 0) return ctx.Error("pads make spatial axis " + std::to_string(i) + " negative");
       out[i + 2] = ir::Dim::Known(v);
     }

@@ -81,6 +81,9 @@ class ConvKernel {
     KILN_ASSIGN_OR_RETURN(auto geo, ops::ForwardGeometry(node_, attrs_.sp, {x[2], x[3]}, false));
     auto p = std::make_shared<ConvPrimitive>();
     p->out_shape = {x[0], ws[0], geo[0].out, geo[1].out};
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "input", x));
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "output", p->out_shape));
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "weights", ws));
     dnnl::memory::dims strides = {attrs_.sp.strides[0], attrs_.sp.strides[1]};
     dnnl::memory::dims dil = {attrs_.sp.dilations[0] - 1, attrs_.sp.dilations[1] - 1};
     dnnl::memory::dims pad_l = {geo[0].pad_begin, geo[1].pad_begin};

@@ -149,5 +149,23 @@ TEST(CpuConv, NonConstantWeightsFallBack) {
   EXPECT_EQ((*s)->impl().executor->node_providers()[0], "reference");
 }
 
+// oneDNN's kernels index some offsets with int32 and crashed on an input of
+// 2^31+1 elements (loader_fuzz); the kernel refuses it at load, naming the node.
+TEST(CpuConv, RefusesOperandsOf2Pow31Elements) {
+  ir::GraphBuilder b(17);
+  const int64_t wide = (int64_t{1} << 31) + 1;
+  auto x = b.AddInput("x", DType::kFloat32, Shape{1, 1, 1, wide});
+  auto w = b.AddRandomInitializer("w", DType::kFloat32, {1, 1, 1, 1}, -1, 1);
+  b.AddOutput(b.AddNode("Conv", {x, w}, {}, 1, "wide_conv")[0]);
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  SessionOptions o;
+  o.provider = "cpu";
+  auto s = CreateSessionFromModel(*m, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().ToString(), ::testing::HasSubstr("wide_conv"));
+  EXPECT_THAT(s.status().ToString(), ::testing::HasSubstr("2^31 elements"));
+}
+
 }  // namespace
 }  // namespace kiln

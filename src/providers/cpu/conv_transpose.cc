@@ -111,6 +111,9 @@ class ConvTransposeKernel {
       pad_l.push_back(geo.pad_begin);
       pad_r.push_back(pr);
     }
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "input", x));
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "output", p->out_shape));
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "weights", ws));
     if (p->out_shape[2] == 0 || p->out_shape[3] == 0 || x[0] == 0 || x[1] == 0 || x[2] == 0 || x[3] == 0 || m == 0) {
       p->empty = true;
       return std::shared_ptr<const DeconvPrimitive>(p);

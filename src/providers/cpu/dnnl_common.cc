@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <unordered_map>
 
@@ -13,6 +14,17 @@ const dnnl::engine& Engine() {
 }
 
 dnnl::memory::dims Dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
+
+Status CheckInt32Extent(const ir::Node& node, const char* what, const Shape& s) {
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d > kLimit || (d > 0 && n > kLimit / d))
+      return node.Invalid(std::string(what) + " " + ShapeToString(s) + " has 2^31 elements or more, beyond what the cpu provider's oneDNN kernels index");
+    n *= d;
+  }
+  return Status::Ok();
+}
 
 namespace {
 bool AppendKind(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {

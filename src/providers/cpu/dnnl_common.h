@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/graph.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 #include "ops/fused.h"
@@ -20,6 +21,12 @@ const dnnl::engine& Engine();
 
 // dnnl dims from a kiln shape.
 dnnl::memory::dims Dims(const Shape& s);
+
+// oneDNN's jit kernels compute some offsets in 32-bit ints, so a tensor with
+// INT32_MAX elements or more crashes them instead of failing cleanly (found by
+// loader_fuzz: a Conv on a 1x1x1x2^31 input segfaulted at session creation).
+// Each oneDNN kernel checks its operands here before building a primitive.
+Status CheckInt32Extent(const ir::Node& node, const char* what, const Shape& s);
 
 // Appends `a` to `ops` as eltwise post-ops; false when oneDNN cannot express it.
 bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops);

@@ -202,6 +202,8 @@ class MatMulKernel {
       wei_strides = RowMajorStrides(wei);
     }
     if (src.size() > 12) return Unimplemented(node_.Describe() + ": more than 12 dims");
+    for (size_t i = 0; i < shapes.size(); ++i) KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "input", shapes[i]));
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "output", p->out_shape));
     if (p->m == 0 || p->n == 0 || p->k == 0 || Product(dst, 0, dst.size()) == 0) {
       p->empty = true;
       return std::shared_ptr<const MatMulPrimitive>(p);

@@ -151,6 +151,8 @@ class PoolKernel {
           return Unimplemented(node_.Describe() + ": a dilated window holds padding only, which oneDNN's exclude-padding average refuses");
       }
     }
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "input", x));
+    KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "output", p->out_shape));
     const dnnl::algorithm alg = IsMax(kind_) ? dnnl::algorithm::pooling_max
                                 : (kind_ == PoolKind::kAverage && attrs_.count_include_pad) ? dnnl::algorithm::pooling_avg_include_padding
                                                                                            : dnnl::algorithm::pooling_avg_exclude_padding;

@@ -13,8 +13,12 @@ inline float ExpF(float x) {
   // Clamp to the float range: exp(88.7) is near FLT_MAX, exp(-87.3) the
   // smallest normal; beyond, results saturate to inf / 0 as expf's do.
   const float kHi = 88.7f, kLo = -87.3f;
-  const bool over = x > kHi, under = x < kLo;
+  // A NaN is reduced as 0 (so no NaN reaches the int conversion below, which
+  // would be undefined) and returned as itself at the end.
+  const float in = x;
+  const bool over = x > kHi, under = x < kLo, nan = x != x;
   x = x > kHi ? kHi : (x < kLo ? kLo : x);
+  x = nan ? 0.f : x;
   // x = n ln2 + r, |r| <= ln2/2; the split of ln2 keeps r exact.
   const float n = __builtin_roundevenf(x * 1.44269504089f);
   float r = x - n * 0.693145751953125f;
@@ -34,6 +38,7 @@ inline float ExpF(float x) {
   float y = p * scale;
   y = over ? __builtin_inff() : y;
   y = under ? 0.f : y;
+  y = nan ? in : y;
   return y;
 }
 
