@@ -190,6 +190,7 @@ ConformanceResult RunInProcess(const ConformanceCase& c, const ConformanceOption
   r.test = c;
   SessionOptions so;
   so.provider = options.provider;
+  so.opt_level = options.opt_level;
   auto model = onnx_io::LoadModelFile((fs::path(c.dir) / "model.onnx").string());
   if (!model.ok()) {
     r.reason = "load: " + model.status().ToString();

@@ -28,6 +28,7 @@ struct ConformanceResult {
 
 struct ConformanceOptions {
   std::string provider = "reference";
+  std::string opt_level = "all";  // the provider session's (kiln fuzz reproducers name theirs)
   double rtol = 1e-3;
   double atol = 1e-7;
   // Run each test in a forked child so a crash or hang becomes a failure

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "kiln/session.h"
@@ -18,6 +19,7 @@
 #include "support/isolate.h"
 #include "verify/compare.h"
 #include "verify/diagnose.h"
+#include "verify/reduce.h"
 #include "verify/verify.h"
 
 namespace kiln::verify {
@@ -33,7 +35,7 @@ std::string Serialize(const FuzzGraphResult& r) {
   std::string s = std::to_string(r.seed) + "\x1f" + (r.skipped ? "1" : "0") + "\x1f" + r.productions + "\x1e";
   for (const FuzzFailure& f : r.failures)
     s += std::to_string(f.seed) + "\x1f" + f.level + "\x1f" + f.output + "\x1f" + f.what + "\x1f" + f.divergence + "\x1f" +
-         f.reproducer + "\x1e";
+         f.reproducer + "\x1f" + f.reduction + "\x1e";
   return s;
 }
 
@@ -60,10 +62,38 @@ bool Deserialize(const std::string& s, FuzzGraphResult* r) {
   r->productions = head[2];
   for (size_t i = 1; i < records.size(); ++i) {
     std::vector<std::string> f = SplitOn(records[i], '\x1f');
-    if (f.size() != 6) return false;
-    r->failures.push_back({std::stoull(f[0]), f[1], f[2], f[3], f[4], f[5]});
+    if (f.size() != 7) return false;
+    r->failures.push_back({std::stoull(f[0]), f[1], f[2], f[3], f[4], f[5], f[6]});
   }
   return true;
+}
+
+std::string ReplayLines(const FuzzConfig& c, uint64_t seed, const std::string& dir, const std::string& level);
+
+// The whole graph of `seed` with the reference's outputs as OUT/seed_<S>/,
+// for a graph whose child died (nothing of it came back to reduce).
+Status WriteWholeGraph(uint64_t seed, const FuzzConfig& config, const std::string& why) {
+  KILN_ASSIGN_OR_RETURN(ir::Model model, GenerateGraph(seed, config.graph));
+  KILN_ASSIGN_OR_RETURN(auto feeds, GenerateFeeds(model, seed));
+  SessionOptions ro;
+  ro.provider = "reference";
+  ro.opt_level = "disable";
+  ro.threads = 1;
+  KILN_ASSIGN_OR_RETURN(auto ref, CreateSessionFromModel(DeepCopy(model), ro));
+  std::vector<std::string> names;
+  for (const ir::Value& v : model.graph.outputs) names.push_back(v.name);
+  KILN_ASSIGN_OR_RETURN(auto want, ref->Run(feeds, names));
+  const fs::path dir = fs::path(config.out_dir) / ("seed_" + std::to_string(seed));
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  KILN_RETURN_IF_ERROR(WriteBackendTestFolder(model, feeds, want, dir.string()));
+  std::ofstream readme(dir / "README.txt");
+  readme << "kiln fuzz reproducer: seed " << seed << ", provider " << config.provider << ", not reduced: " << why << "\n"
+         << "graph: " << model.metadata["kiln.fuzz.productions"] << "\n"
+         << ReplayLines(config, seed, dir.string(), "all")
+         << "reduce a crash with: kiln reduce " << (dir / "model.onnx").string()
+         << " --check 'CMD' (CMD exits 0 while the crash remains)\n";
+  return Status::Ok();
 }
 
 FuzzGraphResult RunIsolated(uint64_t seed, const FuzzConfig& config) {
@@ -78,11 +108,103 @@ FuzzGraphResult RunIsolated(uint64_t seed, const FuzzConfig& config) {
   f.what = run->message ? "child sent a malformed result" : run->failure;
   if (run->failure.rfind("child exited", 0) != 0 && !run->message)
     f.what += "; rerun with --no-isolate --seed " + std::to_string(seed) + " --count 1 to see where";
+  if (!config.out_dir.empty()) {
+    // In a child of its own too: the reference may be what died.
+    auto w = kiln::RunIsolated(config.timeout_s, [&] {
+      Status st = WriteWholeGraph(seed, config, f.what);
+      return st.ok() ? std::string("written") : st.ToString();
+    });
+    if (w && w->message && *w->message == "written") {
+      f.reproducer = (fs::path(config.out_dir) / ("seed_" + std::to_string(seed))).string();
+      f.reduction = "not reduced: the child died";
+    }
+  }
   r.failures.push_back(f);
   return r;
 }
 
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+std::string LevelsText(const FuzzConfig& c) {
+  std::string t;
+  for (const std::string& l : c.levels) t += (t.empty() ? "" : ",") + l;
+  return t;
+}
+
+std::string ReplayLines(const FuzzConfig& c, uint64_t seed, const std::string& dir, const std::string& level) {
+  return "regenerate: kiln fuzz --seed " + std::to_string(seed) + " --count 1 --provider " + c.provider + " --opt-level " +
+         LevelsText(c) + (c.threads ? " --threads " + std::to_string(c.threads) : "") +
+         (c.graph.float16_probability > 0 ? " --float16 " + FormatNumber(c.graph.float16_probability) : "") + "\n" +
+         "replay: kiln conformance " + dir + " --provider " + c.provider + " --opt-level " + level + "\n";
+}
+
+// After a failing graph: shrinks it with kiln reduce at the first level with
+// a wrong output (else the first whose session or run failed, and then a
+// candidate whose run fails counts as failing) and writes OUT/seed_<S>/ (the
+// reduced reproducer) and OUT/seed_<S>/full/ (the graph as generated). When
+// no reduction is made, OUT/seed_<S>/ is the whole graph.
+void WriteReproducers(const ir::Model& model, const std::map<std::string, Tensor>& feeds, const std::vector<Tensor>& want,
+                      const FuzzConfig& config, FuzzGraphResult* r) {
+  const fs::path dir = fs::path(config.out_dir) / ("seed_" + std::to_string(r->seed));
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // an earlier run's reproducer of this seed
+  std::string level;
+  bool run_error = false;
+  for (const FuzzFailure& f : r->failures)
+    if (f.level != "reference" && !f.output.empty()) {
+      level = f.level;
+      break;
+    }
+  for (const FuzzFailure& f : r->failures)
+    if (level.empty() && f.level != "reference") {
+      level = f.level;
+      run_error = true;
+    }
+  std::string reduction;
+  std::optional<ReduceResult> reduced;
+  if (!config.reduce) {
+    reduction = "not reduced (reduction off)";
+  } else if (level.empty()) {
+    reduction = "not reduced: only the reference side failed";
+  } else {
+    std::map<std::string, Datum> datum_feeds(feeds.begin(), feeds.end());
+    ReduceOptions ro;
+    ro.provider = config.provider;
+    ro.opt_level = level;
+    ro.threads = config.threads;
+    ro.count_run_errors = run_error;
+    ro.max_oracle_calls = config.max_reduce_checks;
+    auto res = Reduce(model, datum_feeds, ro);
+    if (!res.ok()) reduction = "not reduced: " + res.status().ToString();
+    else if (!res->failed_initially) reduction = "not reduced: verify at level " + level + " does not see the failure";
+    else reduced = std::move(res).value();
+  }
+  const fs::path full = reduced ? dir / "full" : dir;
+  Status st = WriteBackendTestFolder(model, feeds, want, full.string());
+  if (st.ok() && reduced) {
+    st = WriteReproducer(reduced->reduced, dir.string());
+    reduction = "reduced from " + std::to_string(reduced->original_nodes) + " to " +
+                std::to_string(reduced->reduced.model.graph.nodes.size()) + " nodes at level " + level;
+  }
+  if (st.ok()) {
+    std::ofstream readme(dir / "README.txt");
+    readme << "kiln fuzz reproducer: seed " << r->seed << ", provider " << config.provider << ", threads "
+           << (config.threads ? std::to_string(config.threads) : std::string("all cores")) << ", " << reduction << "\n"
+           << "graph: " << r->productions << "\n";
+    if (reduced) {
+      readme << "kept nodes:";
+      for (const std::string& n : reduced->kept_nodes) readme << " " << n;
+      readme << "\nreduced graph fails as: " << reduced->final_description << "\n"
+             << "whole graph (full/) failed as: " << reduced->initial_description << "\n";
+    }
+    readme << ReplayLines(config, r->seed, dir.string(), level.empty() ? "all" : level);
+    for (const FuzzFailure& f : r->failures) readme << FormatFuzzFailure(f) << "\n";
+  }
+  for (FuzzFailure& f : r->failures) {
+    f.reproducer = st.ok() ? dir.string() : "(not written: " + st.ToString() + ")";
+    f.reduction = st.ok() ? reduction : "";
+  }
+}
 
 }  // namespace
 
@@ -212,22 +334,7 @@ FuzzGraphResult FuzzGraph(uint64_t seed, const FuzzConfig& config) {
     std::string div = v.ok() ? FirstLine(v->nodes.summary) : "verify failed: " + v.status().ToString();
     for (size_t i = before; i < r.failures.size(); ++i) r.failures[i].divergence = div;
   }
-  if (!r.failures.empty() && !config.out_dir.empty()) {
-    const std::string dir = (fs::path(config.out_dir) / ("seed_" + std::to_string(seed))).string();
-    Status st = WriteBackendTestFolder(*model, *feeds, want, dir);
-    if (st.ok()) {
-      std::ofstream readme(fs::path(dir) / "README.txt");
-      readme << "kiln fuzz reproducer (unreduced: there is no `kiln reduce` yet)\n"
-             << "seed " << seed << ", provider " << config.provider << ", graph: " << r.productions << "\n"
-             << "regenerate: kiln fuzz --seed " << seed << " --count 1 --provider " << config.provider
-             << " --opt-level all-levels\n"
-             << "replay (opt level all): kiln conformance " << dir << " --provider " << config.provider << "\n";
-      for (const FuzzFailure& f : r.failures) readme << FormatFuzzFailure(f) << "\n";
-      for (FuzzFailure& f : r.failures) f.reproducer = dir;
-    } else {
-      for (FuzzFailure& f : r.failures) f.reproducer = "(not written: " + st.ToString() + ")";
-    }
-  }
+  if (!r.failures.empty() && !config.out_dir.empty()) WriteReproducers(*model, *feeds, want, config, &r);
   return r;
 }
 
@@ -252,7 +359,7 @@ std::string FormatFuzzFailure(const FuzzFailure& f) {
   if (!f.output.empty()) s += " output '" + f.output + "'";
   s += ": " + f.what;
   if (!f.divergence.empty()) s += " | " + f.divergence;
-  if (!f.reproducer.empty()) s += " | reproducer " + f.reproducer + " (unreduced)";
+  if (!f.reproducer.empty()) s += " | reproducer " + f.reproducer + (f.reduction.empty() ? "" : " (" + f.reduction + ")");
   return s;
 }
 

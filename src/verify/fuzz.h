@@ -8,8 +8,15 @@
 // backend-test folder (model.onnx, test_data_set_0/input_<i>.pb,
 // output_<j>.pb: `kiln conformance DIR --provider P` replays it at opt level
 // all), the failure is diagnosed (diagnose.h) and, where verify's per-node
-// run can name it, the first divergent node is reported. There is no
-// `kiln reduce` yet: reproducers are the whole generated graph.
+// run can name it, the first divergent node is reported.
+//
+// With an output folder, a failing graph is then shrunk by `kiln reduce`
+// (reduce.h) at the first failing level: OUT/seed_<S>/ is the reduced
+// reproducer (backend-test folder plus README.txt naming the level and
+// threads to replay it with), OUT/seed_<S>/full/ the whole generated graph.
+// When the reduction cannot run (the reference itself fails, or the failure
+// does not reproduce on the reduced candidates), OUT/seed_<S>/ holds the
+// whole graph and README.txt says why it is not reduced.
 //
 // Each graph runs in a forked child by default, so a crash or a hang in a
 // kernel is one failed graph, not the end of the run.
@@ -41,6 +48,8 @@ struct FuzzConfig {
   std::set<uint64_t> skip_seeds;   // known bugs, not run (counted as skipped)
   FuzzOptions graph;
   bool find_divergence = true;     // on a mismatch, verify --per-node names the first divergent node
+  bool reduce = true;              // with out_dir: shrink each failing graph (reduce.h)
+  int max_reduce_checks = 400;     // oracle calls per reduction
   bool isolate = true;             // one forked child per graph
   int timeout_s = 120;             // per graph, when isolated
 };
@@ -52,6 +61,7 @@ struct FuzzFailure {
   std::string what;        // compare's reason and the diagnosis, or the error
   std::string divergence;  // verify's first-divergence summary, "" when not found
   std::string reproducer;  // the folder written, "" when none
+  std::string reduction;   // "reduced from 31 to 3 nodes at level basic", or why not reduced; "" when nothing was written
 };
 
 struct FuzzGraphResult {
@@ -75,7 +85,7 @@ struct FuzzSummary {
 FuzzSummary RunFuzz(const FuzzConfig& config, const std::function<void(const FuzzGraphResult&)>& on_graph = {});
 
 // "seed 17 level extended output 'Conv_3_out0': 12 of 60 elements outside ...; misplaced values ...
-//  | first divergence: ... | reproducer: DIR (unreduced)"
+//  | first divergence: ... | reproducer DIR (reduced from 31 to 3 nodes at level all)"
 std::string FormatFuzzFailure(const FuzzFailure& f);
 
 // Writes an ONNX backend-test folder: DIR/model.onnx,

@@ -258,15 +258,29 @@ TEST(Fuzz, FindsAFaultyResizeAndWritesAReplayableReproducer) {
   EXPECT_TRUE(fs::exists(fs::path(f.reproducer) / "model.onnx"));
   EXPECT_TRUE(fs::exists(fs::path(f.reproducer) / "test_data_set_0" / "input_0.pb"));
   EXPECT_TRUE(fs::exists(fs::path(f.reproducer) / "test_data_set_0" / "output_0.pb"));
-  // Replayed as a backend test: the reference passes it, the faulty provider fails it.
-  ConformanceCase test{"seed_" + std::to_string(f.seed), "fuzz", f.reproducer};
-  ConformanceOptions o;
-  o.isolate = false;
-  o.provider = "reference";
-  ConformanceResult ref = RunCase(test, o);
-  EXPECT_EQ(ref.outcome, Outcome::kPassed) << ref.reason;
-  o.provider = "faulty_resize_write";
-  EXPECT_EQ(RunCase(test, o).outcome, Outcome::kFailed);
+  // Reduced by kiln reduce: fewer nodes than the whole graph (in full/), the Resize kept.
+  EXPECT_THAT(f.reduction, HasSubstr("reduced from")) << FormatFuzzFailure(f);
+  auto reduced = onnx_io::LoadModelFile((fs::path(f.reproducer) / "model.onnx").string());
+  auto whole = onnx_io::LoadModelFile((fs::path(f.reproducer) / "full" / "model.onnx").string());
+  ASSERT_TRUE(reduced.ok() && whole.ok());
+  EXPECT_LT(reduced->graph.nodes.size(), whole->graph.nodes.size());
+  bool kept_resize = false;
+  for (const ir::Node& n : reduced->graph.nodes) kept_resize = kept_resize || n.op_type == "Resize";
+  EXPECT_TRUE(kept_resize);
+  std::ifstream readme(fs::path(f.reproducer) / "README.txt");
+  std::string text((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("--opt-level all"));
+  // Both replay as backend tests: the reference passes them, the faulty provider fails them.
+  for (const fs::path& dir : {fs::path(f.reproducer), fs::path(f.reproducer) / "full"}) {
+    ConformanceCase test{"seed_" + std::to_string(f.seed), "fuzz", dir.string()};
+    ConformanceOptions o;
+    o.isolate = false;
+    o.provider = "reference";
+    ConformanceResult ref = RunCase(test, o);
+    EXPECT_EQ(ref.outcome, Outcome::kPassed) << dir << ": " << ref.reason;
+    o.provider = "faulty_resize_write";
+    EXPECT_EQ(RunCase(test, o).outcome, Outcome::kFailed) << dir;
+  }
   // Every failure named a graph with a Resize; every graph without one passed.
   for (const FuzzFailure& g : s.failures) {
     auto m = GenerateGraph(g.seed);

@@ -266,12 +266,14 @@ namespace {
 
 class MismatchOracle final : public Oracle {
  public:
-  MismatchOracle(std::string provider, std::string level, ToleranceOverrides tol, bool count_run_errors)
-      : provider_(std::move(provider)), level_(std::move(level)), tol_(std::move(tol)), count_run_errors_(count_run_errors) {}
+  MismatchOracle(std::string provider, std::string level, ToleranceOverrides tol, bool count_run_errors, int threads)
+      : provider_(std::move(provider)), level_(std::move(level)), tol_(std::move(tol)), count_run_errors_(count_run_errors),
+        threads_(threads) {}
   Result<Verdict> Check(const CandidateModel& c) override {
     VerifyOptions o;
     o.provider = provider_;
     o.opt_level = level_;
+    o.threads = threads_;
     o.tolerances = tol_;
     KILN_ASSIGN_OR_RETURN(VerifyResult r, Verify(c.model, c.feeds, o));
     Verdict v;
@@ -296,6 +298,7 @@ class MismatchOracle final : public Oracle {
   std::string provider_, level_;
   ToleranceOverrides tol_;
   bool count_run_errors_;
+  int threads_;
 };
 
 std::string ShellQuote(const std::string& s) {
@@ -328,8 +331,8 @@ class CommandOracle final : public Oracle {
 }  // namespace
 
 std::unique_ptr<Oracle> MakeMismatchOracle(const std::string& provider, const std::string& opt_level,
-                                           const ToleranceOverrides& tolerances, bool count_run_errors) {
-  return std::make_unique<MismatchOracle>(provider, opt_level, tolerances, count_run_errors);
+                                           const ToleranceOverrides& tolerances, bool count_run_errors, int threads) {
+  return std::make_unique<MismatchOracle>(provider, opt_level, tolerances, count_run_errors, threads);
 }
 
 std::unique_ptr<Oracle> MakeCommandOracle(const std::string& command, const std::string& scratch_dir) {
@@ -490,7 +493,7 @@ Result<ReduceResult> Reduce(const ir::Model& model, const std::map<std::string, 
   std::unique_ptr<Oracle> own;
   const bool default_oracle = oracle == nullptr;
   if (default_oracle) {
-    own = MakeMismatchOracle(options.provider, options.opt_level, options.tolerances);
+    own = MakeMismatchOracle(options.provider, options.opt_level, options.tolerances, options.count_run_errors, options.threads);
     oracle = own.get();
   }
   auto log = [&](const std::string& line) {
@@ -541,6 +544,7 @@ Result<ReduceResult> Reduce(const ir::Model& model, const std::map<std::string, 
       VerifyOptions vo;
       vo.provider = options.provider;
       vo.opt_level = options.opt_level;
+      vo.threads = options.threads;
       vo.tolerances = options.tolerances;
       vo.per_node = true;
       auto vr = Verify(model, feeds, vo);

@@ -79,8 +79,10 @@ class Oracle {
 // Sessions of the candidate on `provider` and on the reference, fed the
 // recorded values, outputs compared with compare's tolerances (Verify).
 // A failed provider run counts as interesting only when `count_run_errors`.
+// `threads`: the provider session's (0 = the cores available).
 std::unique_ptr<Oracle> MakeMismatchOracle(const std::string& provider, const std::string& opt_level,
-                                           const ToleranceOverrides& tolerances = {}, bool count_run_errors = false);
+                                           const ToleranceOverrides& tolerances = {}, bool count_run_errors = false,
+                                           int threads = 0);
 // Writes the candidate as a backend-test folder (WriteReproducer) under a
 // scratch folder and runs `command + " " + path/to/model.onnx` through the
 // shell: exit status 0 = interesting.
@@ -91,7 +93,11 @@ struct ReduceOptions {
   // reference, and the failing node is found by verify --per-node on it.
   std::string provider = "cpu";
   std::string opt_level = "all";
+  int threads = 0;  // the provider session's (0 = the cores available)
   ToleranceOverrides tolerances;
+  // Default oracle: a candidate whose provider run fails is interesting too
+  // (for reducing a crash or an error rather than a wrong value).
+  bool count_run_errors = false;
   // Keep the Transposes upstream of the failing node (within
   // layout_producer_depth nodes of it) connected to it.
   bool keep_layout_producers = true;

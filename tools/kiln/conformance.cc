@@ -1,5 +1,5 @@
-// kiln conformance [DIR...] [--provider NAME] [--filter REGEX] [--json FILE]
-//                  [--expected-failures FILE]
+// kiln conformance [DIR...] [--provider NAME] [--opt-level L] [--filter REGEX]
+//                  [--json FILE] [--expected-failures FILE]
 // Runs the ONNX backend test suite (default: the installed one) and closes
 // with "N passed, N failed, N skipped". With --expected-failures, exits 0 only
 // when the failures are exactly the listed ones (so the list only shrinks).
@@ -19,6 +19,7 @@ namespace {
 struct ConformanceArgs {
   std::vector<std::string> dirs;
   std::string provider = "reference";
+  std::string opt_level = "all";
   std::string filter;
   std::string json;
   std::string expected;
@@ -68,6 +69,7 @@ int RunConformance(const ConformanceArgs& a) {
   }
   verify::ConformanceOptions opts;
   opts.provider = a.provider;
+  opts.opt_level = a.opt_level;
   opts.isolate = !a.no_isolate;
   opts.timeout_s = a.timeout;
   int passed = 0, failed = 0, skipped = 0, by_property = 0, unexpected = 0, fixed = 0;
@@ -132,6 +134,7 @@ void AddConformanceCommand(CLI::App& app, Commands& cmds) {
   CLI::App* sub = app.add_subcommand("conformance", "Run the ONNX backend test suite");
   sub->add_option("dirs", args->dirs, "Test folders (default: the installed suite)");
   sub->add_option("--provider", args->provider, "Execution provider");
+  sub->add_option("--opt-level", args->opt_level, "disable, basic, extended or all (default)");
   sub->add_option("--filter", args->filter, "Only tests whose name (or suite/name) matches this regex");
   sub->add_option("--json", args->json, "Write per-test results as JSON");
   sub->add_option("--expected-failures", args->expected, "File listing the tests not yet passing, with reasons");

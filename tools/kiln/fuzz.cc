@@ -1,5 +1,5 @@
 // kiln fuzz [--seed S] [--count N] [--provider cpu] [--opt-level L|all-levels]
-//           [--threads T] [--out DIR] [--emit DIR] [--skip S,...] [--no-isolate] [--quiet]
+//           [--threads T] [--out DIR] [--no-reduce] [--emit DIR] [--skip S,...] [--no-isolate]
 // Differential graph fuzzing (src/verify/fuzz.h): graph i is the graph of
 // seed S+i; each runs on the reference provider and on the provider at each
 // opt level, and every output is compared. One line per failure, then
@@ -25,6 +25,8 @@ struct FuzzArgs {
   std::vector<std::string> skip;
   bool no_isolate = false;
   bool no_divergence = false;
+  bool no_reduce = false;
+  int max_reduce_checks = 400;
   bool verbose = false;
   int max_ops = 0;
   double float16 = 0;
@@ -41,6 +43,8 @@ int DoFuzz(const FuzzArgs& a) {
   c.emit_dir = a.emit;
   c.isolate = !a.no_isolate;
   c.find_divergence = !a.no_divergence;
+  c.reduce = !a.no_reduce;
+  c.max_reduce_checks = a.max_reduce_checks;
   c.timeout_s = a.timeout;
   if (a.max_ops > 0) c.graph.max_ops = a.max_ops;
   c.graph.float16_probability = a.float16;
@@ -63,6 +67,10 @@ int DoFuzz(const FuzzArgs& a) {
       }
     }
   }
+  if (a.max_reduce_checks < 1) {
+    std::cerr << "kiln fuzz: --max-reduce-checks must be at least 1\n";
+    return 2;
+  }
   if (a.count < 0) {
     std::cerr << "kiln fuzz: --count must be >= 0\n";
     return 2;
@@ -82,7 +90,7 @@ int DoFuzz(const FuzzArgs& a) {
               levels_text.c_str(), s.seconds);
   if (s.failed && c.out_dir.empty()) std::printf("no reproducers written: pass --out DIR\n");
   if (s.failed && !c.out_dir.empty())
-    std::printf("reproducers are unreduced (no `kiln reduce` yet); replay one with: kiln conformance %s/seed_<S> --provider %s\n",
+    std::printf("replay a reproducer with: kiln conformance %s/seed_<S> --provider %s --opt-level <its level> (see its README.txt)\n",
                 c.out_dir.c_str(), c.provider.c_str());
   return s.failed ? 1 : 0;
 }
@@ -98,6 +106,8 @@ void AddFuzzCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--opt-level", a->opt_level, "disable, basic, extended, all (default), a comma list, or all-levels");
   sub->add_option("--threads", a->threads, "worker threads of the provider's sessions (0 = all cores)");
   sub->add_option("--out", a->out, "write each failing graph as an ONNX backend-test folder OUT/seed_<S>/");
+  sub->add_flag("--no-reduce", a->no_reduce, "write failing graphs whole, without kiln reduce");
+  sub->add_option("--max-reduce-checks", a->max_reduce_checks, "most candidate checks per reduction (default 400)");
   sub->add_option("--emit", a->emit, "write every graph, with the reference's outputs, as a backend-test folder EMIT/seed_<S>/");
   sub->add_option("--skip", a->skip, "seeds not to run (known bugs), comma-separated; repeatable");
   sub->add_option("--max-ops", a->max_ops, "most productions per graph (default 10)");
@@ -110,7 +120,8 @@ void AddFuzzCommand(CLI::App& app, Commands& cmds) {
       "Each graph runs on the reference provider (the model as generated) and on the provider at each level,\n"
       "on seeded inputs; outputs compare under the dtype's default tolerance (float32 rtol 1e-3, atol 1e-4).\n"
       "A failure line gives seed, level, output, compare's reason with the diagnosis, and the first divergent\n"
-      "node from verify --per-node. Reproducers are not reduced (no `kiln reduce` yet).");
+      "node from verify --per-node. With --out, each failing graph is shrunk by kiln reduce at its first\n"
+      "failing level: OUT/seed_<S>/ is the reduced reproducer, OUT/seed_<S>/full/ the whole graph.");
   cmds.Add(sub, [a] { return DoFuzz(*a); });
 }
 
