@@ -12,10 +12,23 @@
 // through strides read it as is. The residual input must be channels-last
 // too (it is copied into dst for the sum post-op). The executor converts
 // anything else before the kernel runs (KernelLayouts below).
+//
+// Winograd: a 3x3, stride-1, undilated, ungrouped Conv with at least 64
+// input and output channels (multiples of 16) and no residual runs oneDNN's
+// Winograd F(2,3) kernel instead, which needs 2.25x fewer multiplies and
+// measured 0.5-0.8x the direct kernel's time on resnet50's 3x3 shapes even
+// with the reorders it needs (it works on oneDNN's blocked nChw16c layout
+// only: src and dst are reordered on each side, in per-thread buffers).
+// Its error against the direct kernel was ~2e-6 relative. Below 64 channels
+// the transforms and reorders cost more than they save. KILN_CPU_WINOGRAD=0
+// turns it off (for A/B timing).
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "ops/conv.h"
 #include "ops/fused.h"
@@ -34,7 +47,26 @@ struct ConvPrimitive {
   dnnl::memory weights;  // reordered into pd.weights_desc()
   dnnl::memory bias;
   Shape out_shape;
+  // Winograd (see the top): src/dst reordered to and from pd's blocked layout.
+  bool blocked = false;
+  dnnl::reorder::primitive_desc to_blocked_pd, from_blocked_pd;
+  dnnl::reorder to_blocked, from_blocked;
 };
+
+bool WinogradEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("KILN_CPU_WINOGRAD");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
+// A per-thread buffer of at least n bytes, 64-byte aligned, kept for the next call.
+void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n) {
+  if (buf.size() < n + 64) buf.resize(n + 64);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + ((64 - a % 64) % 64);
+}
 
 class ConvKernel {
  public:
@@ -66,6 +98,15 @@ class ConvKernel {
     return Guard(node_.Describe().c_str(), [&] {
       dnnl::memory src({Dims(x.shape()), dt::f32, tag::nhwc}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({Dims(p->out_shape), dt::f32, tag::nhwc}, Engine(), y.raw());
+      if (p->blocked) {
+        thread_local std::vector<uint8_t> src_buf, dst_buf;
+        dnnl::memory bsrc(p->pd.src_desc(), Engine(), ThreadBuffer(src_buf, p->pd.src_desc().get_size()));
+        dnnl::memory bdst(p->pd.dst_desc(), Engine(), ThreadBuffer(dst_buf, p->pd.dst_desc().get_size()));
+        Execute(p->to_blocked, p->to_blocked_pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, bsrc}});
+        Execute(p->prim, p->pd, {{DNNL_ARG_SRC, bsrc}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, bdst}});
+        Execute(p->from_blocked, p->from_blocked_pd, {{DNNL_ARG_FROM, bdst}, {DNNL_ARG_TO, dst}});
+        return;
+      }
       std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
       if (p->bias) args.emplace(DNNL_ARG_BIAS, p->bias);
       Execute(p->prim, p->pd, std::move(args));
@@ -102,6 +143,7 @@ class ConvKernel {
       attr.set_post_ops(po);
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       const bool has_bias = b_.defined();
+      if (WinogradFits(ws) && TryWinograd(*p, x, wdims, wtag, strides, dil, pad_l, pad_r, attr)) return;
       auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                             src_md, w_any, b_md, dst_md, strides, dil, pad_l, pad_r)
                            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -113,6 +155,45 @@ class ConvKernel {
     });
     KILN_RETURN_IF_ERROR(s);
     return std::shared_ptr<const ConvPrimitive>(p);
+  }
+
+  bool WinogradFits(const Shape& ws) const {
+    const auto& sp = attrs_.sp;
+    return WinogradEnabled() && !residual_ && attrs_.group == 1 && ws[2] == 3 && ws[3] == 3 && sp.strides[0] == 1 &&
+           sp.strides[1] == 1 && sp.dilations[0] == 1 && sp.dilations[1] == 1 && ws[0] >= 64 && ws[1] >= 64 &&
+           ws[0] % 16 == 0 && ws[1] % 16 == 0;
+  }
+
+  // The Winograd primitive and its reorders into *p; false (p untouched)
+  // when oneDNN has no Winograd kernel for it (CPU, post-op, padding).
+  // Bias goes through the primitive (Winograd requires one: zeros if absent).
+  bool TryWinograd(ConvPrimitive& p, const Shape& x, const dnnl::memory::dims& wdims, tag wtag, const dnnl::memory::dims& strides,
+                   const dnnl::memory::dims& dil, const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r,
+                   const dnnl::primitive_attr& attr) {
+    try {
+      dnnl::memory::desc src_any(Dims(x), dt::f32, tag::any), dst_any(Dims(p.out_shape), dt::f32, tag::any);
+      dnnl::memory::desc w_any(wdims, dt::f32, tag::any), b_md({p.out_shape[1]}, dt::f32, tag::x);
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, src_any, w_any,
+                                           b_md, dst_any, strides, dil, pad_l, pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+      dnnl::primitive_attr rattr;
+      rattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::memory::desc src_nhwc(Dims(x), dt::f32, tag::nhwc), dst_nhwc(Dims(p.out_shape), dt::f32, tag::nhwc);
+      dnnl::reorder::primitive_desc in_pd(Engine(), src_nhwc, Engine(), pd.src_desc(), rattr);
+      dnnl::reorder::primitive_desc out_pd(Engine(), pd.dst_desc(), Engine(), dst_nhwc, rattr);
+      p.pd = pd;
+      p.prim = dnnl::convolution_forward(pd);
+      p.to_blocked_pd = in_pd;
+      p.from_blocked_pd = out_pd;
+      p.to_blocked = dnnl::reorder(in_pd);
+      p.from_blocked = dnnl::reorder(out_pd);
+      p.weights = PackWeights({wdims, dt::f32, wtag}, pd.weights_desc(), w_.raw());
+      p.bias = b_.defined() ? BiasMemory(b_) : BiasMemory(Tensor::Zeros(DType::kFloat32, {p.out_shape[1]}));
+      p.blocked = true;
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
   }
 
   const ir::Node& node_;
