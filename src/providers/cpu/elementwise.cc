@@ -24,8 +24,6 @@
 namespace kiln::cpu {
 namespace {
 
-#define KILN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
 // Below this many elements a second thread costs more than it saves.
 constexpr int64_t kParallelMin = 1 << 15;
 

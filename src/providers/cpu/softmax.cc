@@ -15,8 +15,6 @@
 namespace kiln::cpu {
 namespace {
 
-#define KILN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
 // One contiguous row: y = softmax(x) or log-softmax(x).
 KILN_CPU_CLONES void SoftmaxRow(const float* x, float* y, int64_t n, bool log) {
   float m = -INFINITY;

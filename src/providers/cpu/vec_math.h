@@ -7,6 +7,16 @@
 #include <cstdint>
 #include <cstring>
 
+// Loops compiled for AVX-512, AVX2 and baseline, one chosen at load time
+// (target_clones: an ifunc resolver per function). Not under TSan: the
+// resolvers run during relocation, before TSan's runtime is initialized,
+// and the instrumented ones crash the program at startup.
+#if defined(__SANITIZE_THREAD__)
+#define KILN_CPU_CLONES
+#else
+#define KILN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 namespace kiln::cpu {
 
 inline float ExpF(float x) {
