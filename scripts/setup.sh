@@ -7,7 +7,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential g++ cmake ninja-build ccache pkg-config
-  libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev ocl-icd-opencl-dev  # dnnl-config.cmake finds OpenCL (a Recommends of libdnnl-dev)
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
   libonnx-testdata python3-onnx python3-numpy
   clang libclang-rt-dev libomp-dev

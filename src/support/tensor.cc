@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "kiln/tensor.h"
+
+#include "support/strided_copy.h"
 #include "support/check.h"
 #include "support/dtype_dispatch.h"
 
@@ -212,21 +214,17 @@ Tensor Tensor::Contiguous() const {
 
 Tensor Tensor::Clone() const {
   if (!defined()) return *this;
-  Tensor out = Zeros(dtype_, shape_);
+  // Every element is written below, so no zero fill (strings are constructed anyway).
+  auto fresh = AllocateForOverwrite(dtype_, shape_);
+  Tensor out = fresh.ok() ? std::move(fresh).value() : Zeros(dtype_, shape_);
   if (dtype_ == DType::kString) {
     const std::string* src = data<std::string>();
     std::string* dst = out.data<std::string>();
     ForEachStrided(shape_, strides_, [&](int64_t i, int64_t off) { dst[i] = src[off]; });
     return out;
   }
-  const size_t es = DTypeSize(dtype_);
-  const char* src = static_cast<const char*>(raw());
-  char* dst = static_cast<char*>(out.raw());
-  if (is_contiguous()) {
-    std::memcpy(dst, src, nbytes());
-  } else {
-    ForEachStrided(shape_, strides_, [&](int64_t i, int64_t off) { std::memcpy(dst + i * es, src + off * es, es); });
-  }
+  if (is_contiguous()) std::memcpy(out.raw(), raw(), nbytes());
+  else CopyToRowMajor(out.raw(), raw(), DTypeSize(dtype_), shape_, strides_);
   return out;
 }
 

@@ -1,0 +1,123 @@
+#include "support/strided_copy.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kiln {
+namespace {
+
+struct Dim {
+  int64_t size, src, dst;  // extent, source stride, destination stride (elements)
+};
+
+// Row-major dims without size-1 dims, with adjacent dims merged where the
+// source steps over the inner one contiguously (the destination always does).
+std::vector<Dim> Simplify(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  std::vector<Dim> dims;
+  for (size_t k = 0; k < shape.size(); ++k)
+    if (shape[k] != 1) dims.push_back({shape[k], strides[k], 0});
+  std::vector<Dim> merged;
+  for (const Dim& d : dims) {
+    if (!merged.empty() && merged.back().src == d.src * d.size) {
+      merged.back().size *= d.size;
+      merged.back().src = d.src;
+    } else {
+      merged.push_back(d);
+    }
+  }
+  int64_t s = 1;
+  for (size_t k = merged.size(); k-- > 0;) {
+    merged[k].dst = s;
+    s *= merged[k].size;
+  }
+  return merged;
+}
+
+// Calls f(dst_offset, src_offset) for every index of `dims` (odometer order).
+template <typename F>
+void ForEachIndex(const std::vector<Dim>& dims, F&& f) {
+  for (const Dim& d : dims)
+    if (d.size == 0) return;
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t so = 0, dof = 0;
+  while (true) {
+    f(dof, so);
+    size_t k = dims.size();
+    while (k-- > 0) {
+      if (++idx[k] < dims[k].size) {
+        so += dims[k].src;
+        dof += dims[k].dst;
+        break;
+      }
+      so -= dims[k].src * (dims[k].size - 1);
+      dof -= dims[k].dst * (dims[k].size - 1);
+      idx[k] = 0;
+    }
+    if (k == static_cast<size_t>(-1)) return;
+  }
+}
+
+template <typename T>
+void Copy(T* dst, const T* src, std::vector<Dim> dims) {
+  if (dims.empty()) {
+    dst[0] = src[0];
+    return;
+  }
+  const Dim inner = dims.back();
+  if (inner.src == 1) {  // contiguous runs
+    dims.pop_back();
+    ForEachIndex(dims, [&](int64_t d, int64_t s) { std::memcpy(dst + d, src + s, static_cast<size_t>(inner.size) * sizeof(T)); });
+    return;
+  }
+  // The dim the source walks with unit stride, if any: tile it against the inner one.
+  size_t unit = dims.size();
+  for (size_t k = 0; k + 1 < dims.size(); ++k)
+    if (dims[k].src == 1) unit = k;
+  if (unit == dims.size()) {  // no unit-stride dim: a strided gather per row
+    dims.pop_back();
+    ForEachIndex(dims, [&](int64_t d, int64_t s) {
+      for (int64_t i = 0; i < inner.size; ++i) dst[d + i] = src[s + i * inner.src];
+    });
+    return;
+  }
+  const Dim u = dims[unit];
+  dims.pop_back();
+  dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(unit));
+  constexpr int64_t kTile = 32;
+  ForEachIndex(dims, [&](int64_t d, int64_t s) {
+    for (int64_t u0 = 0; u0 < u.size; u0 += kTile) {
+      const int64_t u1 = std::min(u.size, u0 + kTile);
+      for (int64_t i0 = 0; i0 < inner.size; i0 += kTile) {
+        const int64_t i1 = std::min(inner.size, i0 + kTile);
+        for (int64_t a = u0; a < u1; ++a) {
+          T* dr = dst + d + a * u.dst;
+          const T* sr = src + s + a;  // u.src == 1
+          for (int64_t i = i0; i < i1; ++i) dr[i] = sr[i * inner.src];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void CopyToRowMajor(void* dst, const void* src, size_t elem_size, const std::vector<int64_t>& shape,
+                    const std::vector<int64_t>& strides) {
+  for (int64_t d : shape)
+    if (d == 0) return;
+  std::vector<Dim> dims = Simplify(shape, strides);
+  switch (elem_size) {
+    case 1: Copy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), std::move(dims)); return;
+    case 2: Copy(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), std::move(dims)); return;
+    case 4: Copy(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), std::move(dims)); return;
+    case 8: Copy(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), std::move(dims)); return;
+    default: break;
+  }
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  ForEachIndex(dims, [&](int64_t di, int64_t si) {
+    std::memcpy(d + di * static_cast<int64_t>(elem_size), s + si * static_cast<int64_t>(elem_size), elem_size);
+  });
+}
+
+}  // namespace kiln

@@ -1,0 +1,86 @@
+// CopyToRowMajor against a plain element-by-element walk: every rank-1..5
+// permutation view of random shapes (the layout conversions), broadcast
+// (stride 0) and reversed (negative stride) views, each element size.
+#include "support/strided_copy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+namespace kiln {
+namespace {
+
+// The reference: dst[i] = src[offset of index i], offsets by an odometer.
+void Naive(char* dst, const char* src, size_t es, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t k = 0; k < shape.size(); ++k) off += idx[k] * strides[k];
+    std::memcpy(dst + i * static_cast<int64_t>(es), src + off * static_cast<int64_t>(es), es);
+    for (size_t k = shape.size(); k-- > 0;)
+      if (++idx[k] < shape[k]) break;
+      else idx[k] = 0;
+  }
+}
+
+void Check(size_t es, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, const char* base,
+           const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<char> want(static_cast<size_t>(n) * es + 1, 0), got(static_cast<size_t>(n) * es + 1, 0x5a);
+  Naive(want.data(), base, es, shape, strides);
+  CopyToRowMajor(got.data(), base, es, shape, strides);
+  ASSERT_EQ(std::memcmp(want.data(), got.data(), static_cast<size_t>(n) * es), 0) << what;
+  ASSERT_EQ(got.back(), 0x5a) << what << ": wrote past the last element";
+}
+
+TEST(StridedCopy, PermutedViewsMatchTheNaiveWalk) {
+  std::mt19937 rng(3);
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{3}}) {
+    for (int trial = 0; trial < 120; ++trial) {
+      const size_t rank = 1 + rng() % 5;
+      std::vector<int64_t> phys(rank);
+      // Every third trial has long dims (past the 32-element tiles), at most 3 of them.
+      const bool big = trial % 3 == 0;
+      for (size_t k = 0; k < rank; ++k) phys[k] = 1 + static_cast<int64_t>(rng() % (big && k < 3 ? 70 : 6));
+      int64_t n = 1;
+      for (int64_t d : phys) n *= d;
+      std::vector<char> buf(static_cast<size_t>(n) * es);
+      for (auto& c : buf) c = static_cast<char>(rng());
+      std::vector<int64_t> pstr(rank);
+      int64_t s = 1;
+      for (size_t k = rank; k-- > 0;) pstr[k] = s, s *= phys[k];
+      std::vector<size_t> perm(rank);
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      std::vector<int64_t> shape(rank), strides(rank);
+      for (size_t k = 0; k < rank; ++k) shape[k] = phys[perm[k]], strides[k] = pstr[perm[k]];
+      Check(es, shape, strides, buf.data(), "es " + std::to_string(es) + " trial " + std::to_string(trial));
+    }
+  }
+}
+
+TEST(StridedCopy, ChannelsLastToNchwBroadcastAndReversed) {
+  // [1,32,112,112] stored channels-last: the graph-output conversion the tiles are for.
+  std::vector<float> nhwc(32 * 112 * 112);
+  for (size_t i = 0; i < nhwc.size(); ++i) nhwc[i] = static_cast<float>(i);
+  Check(4, {1, 32, 112, 112}, {32 * 112 * 112, 1, 112 * 32, 32}, reinterpret_cast<const char*>(nhwc.data()), "nhwc");
+  // Broadcast: a [5] vector viewed as [3,5] and [5,3] (stride 0).
+  Check(4, {3, 5}, {0, 1}, reinterpret_cast<const char*>(nhwc.data()), "broadcast rows");
+  Check(4, {5, 3}, {1, 0}, reinterpret_cast<const char*>(nhwc.data()), "broadcast columns");
+  // Reversed: the last row of a [4,6] read backwards, from its end.
+  const char* end = reinterpret_cast<const char*>(nhwc.data() + 23);
+  Check(4, {4, 6}, {-6, -1}, end, "reversed");
+  Check(4, {6, 4}, {-1, -6}, end, "reversed and transposed");
+  // Empty shapes copy nothing; rank 0 copies one element.
+  Check(4, {3, 0, 2}, {0, 2, 1}, reinterpret_cast<const char*>(nhwc.data()), "empty");
+  Check(4, {}, {}, reinterpret_cast<const char*>(nhwc.data() + 7), "scalar");
+}
+
+}  // namespace
+}  // namespace kiln
