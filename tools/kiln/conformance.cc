@@ -1,5 +1,5 @@
 // kiln conformance [DIR...] [--provider NAME] [--opt-level L] [--filter REGEX]
-//                  [--json FILE] [--expected-failures FILE]
+//                  [--json FILE] [--expected-failures FILE] [--errata DIR]
 // Runs the ONNX backend test suite (default: the installed one) and closes
 // with "N passed, N failed, N skipped". With --expected-failures, exits 0 only
 // when the failures are exactly the listed ones (so the list only shrinks).
@@ -23,6 +23,7 @@ struct ConformanceArgs {
   std::string filter;
   std::string json;
   std::string expected;
+  std::string errata = KILN_CONFORMANCE_ERRATA_DIR;
   bool no_isolate = false;
   bool verbose = false;
   int timeout = 120;
@@ -72,7 +73,8 @@ int RunConformance(const ConformanceArgs& a) {
   opts.opt_level = a.opt_level;
   opts.isolate = !a.no_isolate;
   opts.timeout_s = a.timeout;
-  int passed = 0, failed = 0, skipped = 0, by_property = 0, unexpected = 0, fixed = 0;
+  opts.errata_dir = a.errata;
+  int passed = 0, failed = 0, skipped = 0, by_property = 0, against_erratum = 0, unexpected = 0, fixed = 0;
   std::map<std::string, int> per_suite_pass, per_suite_total;
   nlohmann::json results = nlohmann::json::array();
   auto t0 = std::chrono::steady_clock::now();
@@ -85,11 +87,15 @@ int RunConformance(const ConformanceArgs& a) {
     switch (r.outcome) {
       case verify::Outcome::kPassed:
       case verify::Outcome::kPassedByProperty:
+      case verify::Outcome::kPassedAgainstErratum:
         ++passed;
         ++per_suite_pass[c.suite];
         if (r.outcome == verify::Outcome::kPassedByProperty) {
           ++by_property;
           std::cout << "PASS-BY-PROPERTY " << key << ": " << r.reason << "\n";
+        } else if (r.outcome == verify::Outcome::kPassedAgainstErratum) {
+          ++against_erratum;
+          std::cout << "PASS-AGAINST-ERRATUM " << key << ": " << r.reason << "\n";
         } else if (a.verbose) {
           std::cout << "PASS " << key << "\n";
         }
@@ -115,6 +121,9 @@ int RunConformance(const ConformanceArgs& a) {
   for (const auto& [suite, total] : per_suite_total)
     std::cout << "  " << suite << ": " << per_suite_pass[suite] << "/" << total << " passed\n";
   if (by_property) std::cout << "  (" << by_property << " random-op tests passed by property)\n";
+  if (against_erratum)
+    std::cout << "  (" << against_erratum << " tests with known ONNX 1.12 data errata passed against corrected data from "
+              << a.errata << ")\n";
   if (!a.expected.empty())
     std::cout << "  " << unexpected << " unexpected failures, " << fixed << " unexpected passes (" << a.expected << ")\n";
   std::cout << "  " << secs << " s\n";
@@ -138,6 +147,8 @@ void AddConformanceCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--filter", args->filter, "Only tests whose name (or suite/name) matches this regex");
   sub->add_option("--json", args->json, "Write per-test results as JSON");
   sub->add_option("--expected-failures", args->expected, "File listing the tests not yet passing, with reasons");
+  sub->add_option("--errata", args->errata,
+                  "Folder of corrected outputs for the known ONNX 1.12 data errata ('' for none; default: the source tree's)");
   sub->add_option("--timeout", args->timeout, "Seconds per test before it counts as failed");
   sub->add_flag("--no-isolate", args->no_isolate, "Run tests in this process (no fork per test)");
   sub->add_flag("-v,--verbose", args->verbose, "Print passing tests too");
