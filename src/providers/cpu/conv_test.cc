@@ -7,6 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "ir/builder.h"
 #include "ops/fused.h"
@@ -67,7 +71,8 @@ Built Make(const std::string& op, const std::string& domain, const ConvCase& c, 
   return r;
 }
 
-void ExpectCpuMatchesReference(const Built& b, const std::string& what, double atol = 1e-5) {
+// `out`, when given, receives the cpu provider's output.
+void ExpectCpuMatchesReference(const Built& b, const std::string& what, double atol = 1e-5, Tensor* out = nullptr) {
   auto ref = CreateSessionFromModel(b.model);
   ASSERT_TRUE(ref.ok()) << what << ": " << ref.status().ToString();
   SessionOptions o;
@@ -82,6 +87,7 @@ void ExpectCpuMatchesReference(const Built& b, const std::string& what, double a
   ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
   const Tensor& e = (*want)[0];
   const Tensor& a = (*got)[0];
+  if (out) *out = a;
   ASSERT_EQ(a.shape(), e.shape()) << what;
   int64_t bad = 0;
   double worst = 0;
@@ -106,9 +112,10 @@ std::vector<ConvCase> Cases() {
       {"SAME_UPPER stride 2", {1, 3, 9, 8}, {4, 3, 3, 3}, {Attribute::String("auto_pad", "SAME_UPPER"), ints("strides", {2, 2})}},
       {"SAME_LOWER", {1, 3, 8, 8}, {4, 3, 4, 4}, {Attribute::String("auto_pad", "SAME_LOWER")}},
       {"VALID explicit kernel_shape", {1, 2, 6, 6}, {3, 2, 3, 3}, {Attribute::String("auto_pad", "VALID"), ints("kernel_shape", {3, 3})}},
-      // 3x3 stride 1 with >= 64 channels: oneDNN's Winograd kernel (conv.cc).
+      // 3x3 stride 1 with >= 32 channels: oneDNN's Winograd kernel (conv.cc).
       {"3x3 64 channels pad 1 (Winograd)", {2, 64, 9, 11}, {64, 64, 3, 3}, {ints("pads", {1, 1, 1, 1})}, true, 1e-4},
       {"3x3 80->96 no pad no bias (Winograd)", {1, 80, 8, 7}, {96, 80, 3, 3}, {}, false, 1e-4},
+      {"3x3 40->36 pad 1 (Winograd, padded channel blocks)", {1, 40, 9, 10}, {36, 40, 3, 3}, {ints("pads", {1, 1, 1, 1})}, true, 1e-4},
   };
 }
 
@@ -131,19 +138,56 @@ TEST(CpuFusedConv, EveryActivationAndResidual) {
     }
 }
 
-// The Winograd path with each fused activation (those oneDNN's Winograd
-// kernel cannot take as a post-op build the direct kernel instead).
-TEST(CpuFusedConv, WinogradShapeEveryActivation) {
-  const ConvCase c = Cases()[10];
-  ASSERT_THAT(c.name, ::testing::HasSubstr("Winograd"));
+// Whether oneDNN has a Winograd kernel for this CPU (AVX-512): where it has
+// none, conv.cc builds the direct kernel and both runs below agree bitwise.
+bool WinogradAvailable() {
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  try {
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::memory::desc x({1, 32, 8, 8}, dt::f32, tag::any), w({32, 32, 3, 3}, dt::f32, tag::any), b({32}, dt::f32, tag::x);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, x, w, b, x,
+                                      {1, 1}, {1, 1}, {1, 1});
+    dnnl::convolution_forward::primitive_desc pd(d, eng);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+// The Winograd path with every fused activation, residual and post_affine
+// (its epilogue applies them, conv_epilogue.cc), on channel counts that fill
+// whole and partial blocks of 16. Each case runs twice, with the Winograd
+// kernel and without (KILN_CPU_WINOGRAD=0): both must match the reference,
+// and their outputs must differ (Winograd rounds differently), which proves
+// the Winograd path really ran.
+TEST(CpuFusedConv, WinogradEveryActivationAndResidual) {
+  std::vector<ConvCase> cases;
+  for (const ConvCase& c : Cases())
+    if (c.name.find("Winograd") != std::string::npos) cases.push_back(c);
+  ASSERT_EQ(cases.size(), 3u);
   ops::ActivationAttrs acts[] = {
-      {ops::Activation::kNone, 0, 0},      {ops::Activation::kRelu, 0, 0},    {ops::Activation::kLeakyRelu, 0.1f, 0},
-      {ops::Activation::kClip, 0.f, 6.f},  {ops::Activation::kSigmoid, 0, 0}, {ops::Activation::kSiLU, 0, 0},
-      {ops::Activation::kHardSwish, 0, 0}, {ops::Activation::kHardSigmoid, 0.2f, 0.5f},
+      {ops::Activation::kNone, 0, 0},          {ops::Activation::kRelu, 0, 0},    {ops::Activation::kLeakyRelu, 0.1f, 0},
+      {ops::Activation::kClip, 0.f, 6.f},      {ops::Activation::kClip, -0.2f, 0.3f}, {ops::Activation::kSigmoid, 0, 0},
+      {ops::Activation::kSiLU, 0, 0},          {ops::Activation::kTanh, 0, 0},    {ops::Activation::kHardSwish, 0, 0},
+      {ops::Activation::kHardSigmoid, 0.2f, 0.5f}, {ops::Activation::kSiLU, 0, 0, 0.5f, -0.25f},
   };
-  for (const auto& a : acts)
-    ExpectCpuMatchesReference(Make("FusedConv", ops::kKilnDomain, c, false, ops::ActivationToAttributes(a)),
-                              "Winograd activation " + std::to_string(static_cast<int>(a.kind)), c.atol);
+  const bool winograd = WinogradAvailable();
+  for (const ConvCase& c : cases)
+    for (const auto& a : acts)
+      for (bool residual : {false, true}) {
+        const std::string what = c.name + ", activation " + std::to_string(static_cast<int>(a.kind)) +
+                                 (a.has_post_affine() ? " + post_affine" : "") + (residual ? " + residual" : "");
+        const Built built = Make("FusedConv", ops::kKilnDomain, c, residual, ops::ActivationToAttributes(a));
+        Tensor direct, wino;
+        setenv("KILN_CPU_WINOGRAD", "0", 1);
+        ExpectCpuMatchesReference(built, what + " (direct)", c.atol, &direct);
+        unsetenv("KILN_CPU_WINOGRAD");
+        ExpectCpuMatchesReference(built, what + " (Winograd)", c.atol, &wino);
+        ASSERT_TRUE(direct.defined() && wino.defined()) << what;
+        const bool same = std::memcmp(direct.Contiguous().raw(), wino.Contiguous().raw(), direct.nbytes()) == 0;
+        if (winograd) EXPECT_FALSE(same) << what << ": the Winograd run computed exactly what the direct kernel did";
+      }
 }
 
 // Dynamic batch and spatial dims: primitives are built per input shape.
