@@ -120,10 +120,11 @@ Status InferInner(InferContext& ctx, const InferFn& inner_infer, const char* op_
   std::vector<const Tensor*> values;
   for (size_t i = 0; i < inner.inputs.size(); ++i) {
     types.push_back(inner.HasInput(i) ? &ctx.input_type(i) : nullptr);
-    values.push_back(ctx.input_value(i));
+    values.push_back(i < ctx.input_values().size() ? ctx.input_values()[i] : nullptr);
   }
   InferContext ictx(inner, kInnerOpset, types, values);
   Status s = inner_infer(ictx);
+  if (ictx.read_unknown_value()) ctx.note_unknown_value_read();
   if (!s.ok()) return s.WithContext(ctx.node().Describe());
   if (!ictx.outputs().empty()) ctx.set_output(0, ictx.outputs()[0]);
   return Status::Ok();

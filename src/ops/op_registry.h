@@ -37,8 +37,19 @@ class InferContext {
   DType input_dtype(size_t i) const { return input_type(i).dtype; }
   // nullptr when the rank is unknown (or the input is absent / not a tensor).
   const ir::Dims* input_dims(size_t i) const;
-  // The value when known (see above), else nullptr.
-  const Tensor* input_value(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
+  // The value when known (see above), else nullptr. Asking for the value of
+  // a present input that has none is remembered (read_unknown_value): the
+  // result may then differ once the value is known, at run time.
+  const Tensor* input_value(size_t i) const {
+    const Tensor* v = i < values_.size() ? values_[i] : nullptr;
+    if (!v && has_input(i)) read_unknown_value_ = true;
+    return v;
+  }
+  // Whether inference asked for a value it did not have (see input_value).
+  bool read_unknown_value() const { return read_unknown_value_; }
+  void note_unknown_value_read() { read_unknown_value_ = true; }
+  // All input values as given, without noting anything (to pass them on).
+  const std::vector<const Tensor*>& input_values() const { return values_; }
   // Input value as int64 list (any integer dtype); nullopt when not known.
   std::optional<std::vector<int64_t>> input_ints(size_t i) const;
 
@@ -58,6 +69,7 @@ class InferContext {
   std::vector<const ir::TypeInfo*> types_;
   std::vector<const Tensor*> values_;
   std::vector<ir::TypeInfo> outputs_;
+  mutable bool read_unknown_value_ = false;
 };
 
 using InferFn = std::function<Status(InferContext&)>;

@@ -91,7 +91,9 @@ Status InferDft(InferContext& ctx) {
   if (axis < 0) axis += r;
   ir::Dims out = *d;
   out.back() = ir::Dim::Known(2);
-  ir::Dim len = n > 0 ? ir::Dim::Known(n) : (*d)[static_cast<size_t>(axis)];
+  // A dft_length whose value is not known yet leaves the length unknown.
+  const bool length_unknown = n < 0 && ctx.has_input(1);
+  ir::Dim len = n > 0 ? ir::Dim::Known(n) : (length_unknown ? ir::Dim{} : (*d)[static_cast<size_t>(axis)]);
   if (a.onesided) len = len.known() ? ir::Dim::Known(len.value / 2 + 1) : ir::Dim{};
   out[static_cast<size_t>(axis)] = len;
   ctx.set_output(0, ctx.input_dtype(0), out);

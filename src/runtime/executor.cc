@@ -13,16 +13,39 @@ struct Executor::GraphPlan {
   std::vector<Kernel> kernels;                 // by node index
   std::vector<std::string> providers;          // by node index: who runs it
   std::vector<std::vector<std::string>> release_after;  // by position in order: values dead after it
+  // The graph's initializers as values, made once: every run's scope reads
+  // them here instead of copying them in.
+  std::unordered_map<std::string, Datum> constants;
+  // Main graph: a node whose inputs all had fully known load-time types (no
+  // input a feedable default, whose value may change) and whose inference
+  // read no value it lacked keeps the output types inference gave it then; a
+  // run that hands it exactly those input dtypes and shapes reuses them
+  // instead of inferring again (inference depends only on input types and
+  // the constant values it read).
+  struct StaticIo {
+    bool usable = false;
+    std::vector<DType> in_dtypes;
+    std::vector<Shape> in_shapes;
+    std::vector<ir::TypeInfo> outputs;
+  };
+  std::vector<StaticIo> static_io;  // by node index; empty for subgraphs
 };
 
 // Values visible to a graph run: its own, then those of enclosing scopes.
 class Executor::Scope {
  public:
-  explicit Scope(const Scope* parent) : parent_(parent) {}
+  // `constants`: the graph's initializers (GraphPlan::constants), found
+  // after this scope's own values (a feed overrides a feedable default).
+  Scope(const Scope* parent, const std::unordered_map<std::string, Datum>* constants)
+      : parent_(parent), constants_(constants) {}
   const Datum* Find(const std::string& n) const {
     for (const Scope* s = this; s; s = s->parent_) {
       auto it = s->values_.find(n);
       if (it != s->values_.end()) return &it->second;
+      if (s->constants_) {
+        auto ct = s->constants_->find(n);
+        if (ct != s->constants_->end()) return &ct->second;
+      }
     }
     return nullptr;
   }
@@ -43,6 +66,7 @@ class Executor::Scope {
 
  private:
   const Scope* parent_;
+  const std::unordered_map<std::string, Datum>* constants_;
   std::unordered_map<std::string, Datum> values_;
   std::unordered_map<std::string, std::unordered_map<std::string, Datum>> converted_;
 };
@@ -63,9 +87,10 @@ namespace {
 
 class NodeContext final : public KernelContext {
  public:
-  NodeContext(const ir::Node& node, int64_t opset, std::vector<Datum> inputs, std::vector<ir::TypeInfo> inferred,
+  // `inferred` outlives the context (the run's inference or the plan's static types).
+  NodeContext(const ir::Node& node, int64_t opset, std::vector<Datum> inputs, const std::vector<ir::TypeInfo>* inferred,
               std::function<Result<std::vector<Datum>>(const ir::Graph&, const std::vector<Datum>&)> run_sub, BufferPool* pool)
-      : node_(node), opset_(opset), inputs_(std::move(inputs)), inferred_(std::move(inferred)),
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), inferred_(*inferred),
         outputs_(node.outputs.size()), run_sub_(std::move(run_sub)), pool_(pool) {}
 
   const ir::Node& node() const override { return node_; }
@@ -123,7 +148,7 @@ class NodeContext final : public KernelContext {
   const ir::Node& node_;
   int64_t opset_;
   std::vector<Datum> inputs_;
-  std::vector<ir::TypeInfo> inferred_;
+  const std::vector<ir::TypeInfo>& inferred_;
   std::vector<Datum> outputs_;
   std::function<Result<std::vector<Datum>>(const ir::Graph&, const std::vector<Datum>&)> run_sub_;
   BufferPool* pool_;
@@ -146,6 +171,29 @@ Status CheckAgainstInferred(const ir::Node& node, size_t i, const Datum& d, cons
                                                    ", shape inference said " + ir::DimsToString(*t.shape));
   }
   return Status::Ok();
+}
+
+// Whether t is a tensor type of known dtype and fully known shape (into *shape).
+bool ConcreteTensor(const ir::TypeInfo& t, Shape* shape) {
+  if (t.kind != ir::TypeInfo::Kind::kTensor || t.dtype == DType::kUndefined || !t.shape) return false;
+  shape->clear();
+  for (const ir::Dim& d : *t.shape) {
+    if (!d.known()) return false;
+    shape->push_back(d.value);
+  }
+  return true;
+}
+
+// Whether the run's inputs are exactly the load-time types io was inferred from.
+bool MatchesStatic(const Executor::GraphPlan::StaticIo& io, const std::vector<Datum>& inputs) {
+  if (!io.usable || io.in_shapes.size() != inputs.size()) return false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (io.in_dtypes[i] == DType::kUndefined) continue;  // an omitted optional input
+    if (!inputs[i].is_tensor()) return false;
+    const Tensor& t = inputs[i].tensor();
+    if (t.dtype() != io.in_dtypes[i] || t.shape() != io.in_shapes[i]) return false;
+  }
+  return true;
 }
 
 Status LookupSchema(const ops::OpSchema** schema, const ir::Node& n, int64_t opset) {
@@ -260,6 +308,7 @@ Status Executor::PlanGraph(const ir::Graph& g, const std::vector<std::string>& o
   plan->release_after.resize(plan->order.size());
   for (const auto& [name, pos] : last_use)
     if (!keep.count(name)) plan->release_after[pos].push_back(name);
+  for (const auto& [name, t] : g.initializers) plan->constants.emplace(name, Datum(t));
   plans_[&g] = std::move(plan);
   return Status::Ok();
 }
@@ -276,19 +325,42 @@ Status Executor::InferStatic() {
     static_types_[v.name] = v.type;
   }
   for (const auto& [n, v] : g.value_info) static_types_.emplace(n, v.type);  // hints; inference overrides
-  const GraphPlan& plan = *plans_.at(&g);
+  GraphPlan& plan = *plans_.at(&g);
+  plan.static_io.resize(g.nodes.size());
+  std::unordered_set<std::string> feedable;
+  for (const auto& v : g.inputs)
+    if (g.IsInitializer(v.name)) feedable.insert(v.name);
   for (size_t idx : plan.order) {
     const ir::Node& n = g.nodes[idx];
     std::vector<const ir::TypeInfo*> types;
     std::vector<const Tensor*> vals;
+    GraphPlan::StaticIo io;
+    io.usable = true;
+    for (const auto& [an, a] : n.attrs) io.usable = io.usable && !a.g && a.graphs.empty();
     for (const auto& in : n.inputs) {
       auto it = static_types_.find(in);
       types.push_back(in.empty() || it == static_types_.end() ? nullptr : &it->second);
       auto vit = values.find(in);
       vals.push_back(in.empty() || vit == values.end() ? nullptr : vit->second);
+      Shape shape;
+      const bool known = !in.empty() && it != static_types_.end() && ConcreteTensor(it->second, &shape);
+      io.usable = io.usable && (in.empty() || (known && !feedable.count(in)));
+      io.in_dtypes.push_back(known ? it->second.dtype : DType::kUndefined);
+      io.in_shapes.push_back(std::move(shape));
     }
     ops::InferContext ctx(n, model_->OpsetFor(n.domain), types, vals);
     KILN_RETURN_IF_ERROR(ops::InferNode(*plan.schemas[idx], ctx));
+    // Inference that asked for a value it had no value for may answer
+    // differently once the value is known: infer again at each run.
+    io.usable = io.usable && !ctx.read_unknown_value();
+    for (const ir::TypeInfo& t : ctx.outputs()) {
+      Shape unused;
+      io.usable = io.usable && ConcreteTensor(t, &unused);
+    }
+    if (io.usable) {
+      io.outputs = ctx.outputs();
+      plan.static_io[idx] = std::move(io);
+    }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
       if (ctx.outputs()[i].kind != ir::TypeInfo::Kind::kUnknown) static_types_[n.outputs[i]] = ctx.outputs()[i];
@@ -304,9 +376,8 @@ Status Executor::InferStatic() {
 
 Result<std::vector<Datum>> Executor::Run(const std::map<std::string, Datum>& feeds, const std::vector<std::string>& outputs,
                                          const RunOptions& options) const {
-  Scope scope(nullptr);
   const ir::Graph& g = model_->graph;
-  for (const auto& [n, t] : g.initializers) scope.Set(n, Datum(t));
+  Scope scope(nullptr, &plans_.at(&g)->constants);
   for (const auto& [n, d] : feeds) scope.Set(n, d);
   return RunGraph(g, scope, outputs, options.tap ? &options.tap : nullptr);
 }
@@ -334,26 +405,36 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
   std::unordered_set<std::string> wanted(outputs.begin(), outputs.end());
   for (size_t pos = 0; pos < plan.order.size(); ++pos) {
     const ir::Node& n = g.nodes[plan.order[pos]];
+    const size_t idx = plan.order[pos];
     std::vector<Datum> inputs(n.inputs.size());
-    std::vector<ir::TypeInfo> in_types(n.inputs.size());
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i].empty()) continue;
-      KILN_ASSIGN_OR_RETURN(inputs[i], InputFor(n, i, plan.kernels[plan.order[pos]], scope));
-      in_types[i] = TypeOfDatum(inputs[i]);
-    }
-    std::vector<const ir::TypeInfo*> tptr;
-    std::vector<const Tensor*> vptr;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      tptr.push_back(n.inputs[i].empty() ? nullptr : &in_types[i]);
-      vptr.push_back(inputs[i].is_tensor() ? &inputs[i].tensor() : nullptr);
+      KILN_ASSIGN_OR_RETURN(inputs[i], InputFor(n, i, plan.kernels[idx], scope));
     }
     const int64_t opset = model_->OpsetFor(n.domain);
-    ops::InferContext ictx(n, opset, tptr, vptr);
-    KILN_RETURN_IF_ERROR(ops::InferNode(*plan.schemas[plan.order[pos]], ictx));
-    NodeContext ctx(n, opset, std::move(inputs), std::move(ictx.outputs()),
+    // Output types: the load-time ones when the inputs are exactly what they
+    // were inferred from, else inference on the run's inputs.
+    std::vector<ir::TypeInfo> inferred;
+    const std::vector<ir::TypeInfo>* out_types = &inferred;
+    if (!plan.static_io.empty() && MatchesStatic(plan.static_io[idx], inputs)) {
+      out_types = &plan.static_io[idx].outputs;
+    } else {
+      std::vector<ir::TypeInfo> in_types(n.inputs.size());
+      std::vector<const ir::TypeInfo*> tptr;
+      std::vector<const Tensor*> vptr;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!n.inputs[i].empty()) in_types[i] = TypeOfDatum(inputs[i]);
+        tptr.push_back(n.inputs[i].empty() ? nullptr : &in_types[i]);
+        vptr.push_back(inputs[i].is_tensor() ? &inputs[i].tensor() : nullptr);
+      }
+      ops::InferContext ictx(n, opset, tptr, vptr);
+      KILN_RETURN_IF_ERROR(ops::InferNode(*plan.schemas[idx], ictx));
+      inferred = std::move(ictx.outputs());
+    }
+    NodeContext ctx(n, opset, std::move(inputs), out_types,
                     [&](const ir::Graph& sub, const std::vector<Datum>& sub_inputs) -> Result<std::vector<Datum>> {
-                      Scope inner(&scope);
-                      for (const auto& [in, t] : sub.initializers) inner.Set(in, Datum(t));
+                      auto sp = plans_.find(&sub);  // an unplanned graph: RunGraph says so
+                      Scope inner(&scope, sp == plans_.end() ? nullptr : &sp->second->constants);
                       if (sub_inputs.size() > sub.inputs.size())
                         return n.Invalid("subgraph '" + sub.name + "' takes " + std::to_string(sub.inputs.size()) +
                                          " inputs, got " + std::to_string(sub_inputs.size()));
@@ -364,7 +445,7 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
                     },
                     pool_.get());
     ctx.set_graph(&g);
-    Status s = plan.kernels[plan.order[pos]].fn(ctx);
+    Status s = plan.kernels[idx].fn(ctx);
     if (!s.ok()) {
       if (s.message().find(n.Describe()) == std::string::npos) s = s.WithContext(n.Describe());
       return s;
