@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <mutex>
 #include <unordered_set>
 
 #include "plan/layout.h"
@@ -16,19 +17,23 @@ struct Executor::GraphPlan {
   // The graph's initializers as values, made once: every run's scope reads
   // them here instead of copying them in.
   std::unordered_map<std::string, Datum> constants;
-  // Main graph: a node whose inputs all had fully known load-time types (no
-  // input a feedable default, whose value may change) and whose inference
-  // read no value it lacked keeps the output types inference gave it then; a
-  // run that hands it exactly those input dtypes and shapes reuses them
-  // instead of inferring again (inference depends only on input types and
-  // the constant values it read).
-  struct StaticIo {
+};
+
+// The main graph's output types for one signature of feeds (their dtypes and
+// shapes), inferred once and reused by every run with that signature. A node
+// whose inputs all had fully known types (no input a feedable default, whose
+// value may change between runs) and whose inference read no value it lacked
+// keeps its output types; a run that hands it exactly those input dtypes and
+// shapes reuses them instead of inferring again (inference depends only on
+// input types and the constant values it read). Other nodes infer at run.
+struct Executor::Specialization {
+  struct NodeIo {
     bool usable = false;
     std::vector<DType> in_dtypes;
     std::vector<Shape> in_shapes;
     std::vector<ir::TypeInfo> outputs;
   };
-  std::vector<StaticIo> static_io;  // by node index; empty for subgraphs
+  std::vector<NodeIo> nodes;  // by node index
 };
 
 // Values visible to a graph run: its own, then those of enclosing scopes.
@@ -185,7 +190,7 @@ bool ConcreteTensor(const ir::TypeInfo& t, Shape* shape) {
 }
 
 // Whether the run's inputs are exactly the load-time types io was inferred from.
-bool MatchesStatic(const Executor::GraphPlan::StaticIo& io, const std::vector<Datum>& inputs) {
+bool MatchesStatic(const Executor::Specialization::NodeIo& io, const std::vector<Datum>& inputs) {
   if (!io.usable || io.in_shapes.size() != inputs.size()) return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (io.in_dtypes[i] == DType::kUndefined) continue;  // an omitted optional input
@@ -315,55 +320,64 @@ Status Executor::PlanGraph(const ir::Graph& g, const std::vector<std::string>& o
 
 Status Executor::InferStatic() {
   const ir::Graph& g = model_->graph;
-  std::unordered_map<std::string, const Tensor*> values;
-  for (const auto& [n, t] : g.initializers) {
-    static_types_[n] = ir::TypeInfo::Tensor(t.dtype(), ir::DimsFromShape(t.shape()));
-    values[n] = &t;
-  }
+  for (const auto& [n, t] : g.initializers) static_types_[n] = ir::TypeInfo::Tensor(t.dtype(), ir::DimsFromShape(t.shape()));
   for (const auto& v : g.inputs) {
     if (g.IsInitializer(v.name)) continue;  // a feedable default: its shape may change, keep the declared type
     static_types_[v.name] = v.type;
   }
   for (const auto& [n, v] : g.value_info) static_types_.emplace(n, v.type);  // hints; inference overrides
-  GraphPlan& plan = *plans_.at(&g);
-  plan.static_io.resize(g.nodes.size());
+  return InferMain(static_types_, nullptr);
+}
+
+// Inference over the main graph from `types` (its inputs' and initializers'
+// types), adding each node's output types; with `spec`, records which nodes
+// can reuse them (Specialization).
+Status Executor::InferMain(std::unordered_map<std::string, ir::TypeInfo>& types, Specialization* spec) const {
+  const ir::Graph& g = model_->graph;
+  std::unordered_map<std::string, const Tensor*> values;
+  for (const auto& [n, t] : g.initializers) values[n] = &t;
   std::unordered_set<std::string> feedable;
   for (const auto& v : g.inputs)
     if (g.IsInitializer(v.name)) feedable.insert(v.name);
+  const GraphPlan& plan = *plans_.at(&g);
+  if (spec) spec->nodes.resize(g.nodes.size());
   for (size_t idx : plan.order) {
     const ir::Node& n = g.nodes[idx];
-    std::vector<const ir::TypeInfo*> types;
+    std::vector<const ir::TypeInfo*> in_types;
     std::vector<const Tensor*> vals;
-    GraphPlan::StaticIo io;
-    io.usable = true;
+    Specialization::NodeIo io;
+    io.usable = spec != nullptr;
     for (const auto& [an, a] : n.attrs) io.usable = io.usable && !a.g && a.graphs.empty();
     for (const auto& in : n.inputs) {
-      auto it = static_types_.find(in);
-      types.push_back(in.empty() || it == static_types_.end() ? nullptr : &it->second);
+      auto it = types.find(in);
+      in_types.push_back(in.empty() || it == types.end() ? nullptr : &it->second);
       auto vit = values.find(in);
       vals.push_back(in.empty() || vit == values.end() ? nullptr : vit->second);
+      if (!spec) continue;
       Shape shape;
-      const bool known = !in.empty() && it != static_types_.end() && ConcreteTensor(it->second, &shape);
+      const bool known = !in.empty() && it != types.end() && ConcreteTensor(it->second, &shape);
       io.usable = io.usable && (in.empty() || (known && !feedable.count(in)));
       io.in_dtypes.push_back(known ? it->second.dtype : DType::kUndefined);
       io.in_shapes.push_back(std::move(shape));
     }
-    ops::InferContext ctx(n, model_->OpsetFor(n.domain), types, vals);
+    ops::InferContext ctx(n, model_->OpsetFor(n.domain), in_types, vals);
     KILN_RETURN_IF_ERROR(ops::InferNode(*plan.schemas[idx], ctx));
-    // Inference that asked for a value it had no value for may answer
-    // differently once the value is known: infer again at each run.
-    io.usable = io.usable && !ctx.read_unknown_value();
-    for (const ir::TypeInfo& t : ctx.outputs()) {
-      Shape unused;
-      io.usable = io.usable && ConcreteTensor(t, &unused);
-    }
-    if (io.usable) {
-      io.outputs = ctx.outputs();
-      plan.static_io[idx] = std::move(io);
+    if (spec) {
+      // Inference that asked for a value it had no value for may answer
+      // differently once the value is known: infer again at each run.
+      io.usable = io.usable && !ctx.read_unknown_value();
+      for (const ir::TypeInfo& t : ctx.outputs()) {
+        Shape unused;
+        io.usable = io.usable && ConcreteTensor(t, &unused);
+      }
+      if (io.usable) {
+        io.outputs = ctx.outputs();
+        spec->nodes[idx] = std::move(io);
+      }
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
-      if (ctx.outputs()[i].kind != ir::TypeInfo::Kind::kUnknown) static_types_[n.outputs[i]] = ctx.outputs()[i];
+      if (ctx.outputs()[i].kind != ir::TypeInfo::Kind::kUnknown) types[n.outputs[i]] = ctx.outputs()[i];
     }
     // Constants are known values for downstream inference (Reshape shapes...).
     if (n.op_type == "Constant" && n.domain.empty() && !n.outputs.empty()) {
@@ -374,12 +388,40 @@ Status Executor::InferStatic() {
   return Status::Ok();
 }
 
+// The specialization for the feeds' signature, made on first use (a few are
+// kept; beyond that the oldest go). nullptr when inference on the feeds
+// fails: the run then infers node by node and reports the error there.
+std::shared_ptr<const Executor::Specialization> Executor::SpecializationFor(const std::map<std::string, Datum>& feeds) const {
+  SpecKey key;
+  for (const auto& [name, d] : feeds) {
+    if (!d.is_tensor()) return nullptr;
+    key.push_back({name, d.tensor().dtype(), d.tensor().shape()});
+  }
+  {
+    std::lock_guard<std::mutex> lock(spec_mu_);
+    for (const auto& [k, s] : specs_)
+      if (k == key) return s;
+  }
+  const ir::Graph& g = model_->graph;
+  std::unordered_map<std::string, ir::TypeInfo> types;
+  for (const auto& [n, t] : g.initializers) types[n] = ir::TypeInfo::Tensor(t.dtype(), ir::DimsFromShape(t.shape()));
+  for (const auto& [n, d] : feeds) types[n] = TypeOfDatum(d);
+  auto spec = std::make_shared<Specialization>();
+  if (!InferMain(types, spec.get()).ok()) return nullptr;
+  std::lock_guard<std::mutex> lock(spec_mu_);
+  constexpr size_t kKept = 8;
+  if (specs_.size() >= kKept) specs_.erase(specs_.begin());
+  specs_.emplace_back(std::move(key), spec);
+  return spec;
+}
+
 Result<std::vector<Datum>> Executor::Run(const std::map<std::string, Datum>& feeds, const std::vector<std::string>& outputs,
                                          const RunOptions& options) const {
   const ir::Graph& g = model_->graph;
   Scope scope(nullptr, &plans_.at(&g)->constants);
   for (const auto& [n, d] : feeds) scope.Set(n, d);
-  return RunGraph(g, scope, outputs, options.tap ? &options.tap : nullptr);
+  const std::shared_ptr<const Specialization> spec = SpecializationFor(feeds);
+  return RunGraph(g, scope, outputs, options.tap ? &options.tap : nullptr, spec.get());
 }
 
 // Hands input i of node n over in a layout its kernel accepts, converting
@@ -398,7 +440,7 @@ Result<Datum> Executor::InputFor(const ir::Node& n, size_t i, const Kernel& kern
 }
 
 Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
-                                              const NodeTap* tap) const {
+                                              const NodeTap* tap, const Specialization* spec) const {
   auto pit = plans_.find(&g);
   if (pit == plans_.end()) return Internal("graph '" + g.name + "' was not planned");
   const GraphPlan& plan = *pit->second;
@@ -416,8 +458,8 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
     // were inferred from, else inference on the run's inputs.
     std::vector<ir::TypeInfo> inferred;
     const std::vector<ir::TypeInfo>* out_types = &inferred;
-    if (!plan.static_io.empty() && MatchesStatic(plan.static_io[idx], inputs)) {
-      out_types = &plan.static_io[idx].outputs;
+    if (spec && MatchesStatic(spec->nodes[idx], inputs)) {
+      out_types = &spec->nodes[idx].outputs;
     } else {
       std::vector<ir::TypeInfo> in_types(n.inputs.size());
       std::vector<const ir::TypeInfo*> tptr;
@@ -441,7 +483,7 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
                       for (size_t i = 0; i < sub_inputs.size(); ++i) inner.Set(sub.inputs[i].name, sub_inputs[i]);
                       std::vector<std::string> outs;
                       for (const auto& v : sub.outputs) outs.push_back(v.name);
-                      return RunGraph(sub, inner, outs, nullptr);
+                      return RunGraph(sub, inner, outs, nullptr, nullptr);
                     },
                     pool_.get());
     ctx.set_graph(&g);

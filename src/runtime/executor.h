@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -57,21 +58,34 @@ class Executor {
 
   struct GraphPlan;
   class Scope;
+  struct Specialization;
 
  private:
   Executor() = default;
   Status PlanGraph(const ir::Graph& g, const std::vector<std::string>& outer_names);
   Status InferStatic();
+  Status InferMain(std::unordered_map<std::string, ir::TypeInfo>& types, Specialization* spec) const;
+  std::shared_ptr<const Specialization> SpecializationFor(const std::map<std::string, Datum>& feeds) const;
   Status InstantiateKernels(const ir::Graph& g, bool main_graph);
   Result<Datum> InputFor(const ir::Node& n, size_t i, const Kernel& kernel, Scope& scope) const;
   Result<std::vector<Datum>> RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
-                                      const NodeTap* tap) const;
+                                      const NodeTap* tap, const Specialization* spec) const;
 
   std::shared_ptr<const ir::Model> model_;
   Provider provider_;
   std::unordered_map<const ir::Graph*, std::unique_ptr<GraphPlan>> plans_;
   std::unordered_map<std::string, ir::TypeInfo> static_types_;
   std::shared_ptr<BufferPool> pool_;  // kernel outputs, recycled across nodes and runs
+  // Output types per feed signature (Specialization), most recent last.
+  mutable std::mutex spec_mu_;
+  struct FeedSignature {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    bool operator==(const FeedSignature&) const = default;
+  };
+  using SpecKey = std::vector<FeedSignature>;
+  mutable std::vector<std::pair<SpecKey, std::shared_ptr<const Specialization>>> specs_;
  public:
   const BufferPool& pool() const { return *pool_; }
 };
