@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <omp.h>
-
+#include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 
 namespace kiln::cpu {
@@ -89,13 +88,7 @@ void BlockedToChannelsLast(float* dst, const float* src, const float* residual, 
   // No activation and no affine: the gather alone.
   const ActFn act_fn = act.kind == Activation::kNone && !act.has_post_affine() ? nullptr : ActFor(act.kind);
   const int64_t pixels = g.n * g.hw;
-  const bool parallel = pixels * g.c >= (1 << 15);
-  // Static chunks: each element is computed alone, so the split changes no result.
-#pragma omp parallel if (parallel)
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t per = (pixels + nt - 1) / nt;
-    const int64_t p0 = std::min(pixels, t * per), p1 = std::min(pixels, p0 + per);
+  ParallelFor(pixels, pixels * g.c, [&](int64_t p0, int64_t p1) {
     // A few pixels at a time, so the activation reads what the gather just wrote from L1.
     constexpr int64_t kChunk = 32;
     for (int64_t c0 = p0; c0 < p1; c0 += kChunk) {
@@ -103,7 +96,7 @@ void BlockedToChannelsLast(float* dst, const float* src, const float* residual, 
       Gather(dst, src, residual, g, c0, c1);
       if (act_fn) act_fn(dst + c0 * g.c, (c1 - c0) * g.c, act);
     }
-  }
+  });
 }
 
 }  // namespace kiln::cpu

@@ -11,7 +11,6 @@
 // Declined (left to the reference): other dtypes, opset < 7 broadcasting
 // (its `axis` rules), Max/Min with other than two inputs, Clip bounds that
 // are not constant.
-#include <omp.h>
 
 #include <cmath>
 #include <functional>
@@ -19,13 +18,13 @@
 #include "ops/elementwise.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/strided_loop.h"
+#include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 
 namespace kiln::cpu {
 namespace {
 
 // Below this many elements a second thread costs more than it saves.
-constexpr int64_t kParallelMin = 1 << 15;
 
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPRelu, kPow };
 
@@ -82,22 +81,6 @@ void PowRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int
 }
 
 using BinaryRun = void (*)(float*, const float*, const float*, int64_t, int64_t, int64_t);
-
-// Splits [0, n) across the session's threads when the work is big enough.
-template <typename F>
-void ParallelFor(int64_t n, int64_t work, F&& f) {
-  const int threads = work >= kParallelMin ? std::min<int64_t>(omp_get_max_threads(), n) : 1;
-  if (threads <= 1) {
-    f(0, n);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t begin = n * t / nt, end = n * (t + 1) / nt;
-    if (begin < end) f(begin, end);
-  }
-}
 
 bool IsStaticFloat(const ir::TypeInfo* t) {
   return t && t->kind == ir::TypeInfo::Kind::kTensor && t->dtype == DType::kFloat32 && t->shape;

@@ -17,6 +17,7 @@
 
 #include "ops/resize.h"
 #include "providers/cpu/families.h"
+#include "providers/cpu/parallel.h"
 
 namespace kiln::cpu {
 namespace {
@@ -109,9 +110,9 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
   const int64_t N = g.out_shape[0], C = g.out_shape[1], OH = g.out_shape[2], OW = g.out_shape[3];
   if (channels_last) {
     // Per output pixel, a contiguous run of C channels from up to 4 pixels.
-#pragma omp parallel for collapse(2) if (y.numel() >= (1 << 15))
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t oh = 0; oh < OH; ++oh) {
+    ParallelFor(N * OH, y.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t n = row / OH, oh = row % OH;
         const Taps& h = th[static_cast<size_t>(oh)];
         for (int64_t ow = 0; ow < OW; ++ow) {
           const Taps& w = tw[static_cast<size_t>(ow)];
@@ -134,10 +135,11 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
           }
         }
       }
+    });
   } else {
-#pragma omp parallel for collapse(2) if (y.numel() >= (1 << 15))
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) {
+    ParallelFor(N * C, y.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t plane_index = begin; plane_index < end; ++plane_index) {
+        const int64_t n = plane_index / C, c = plane_index % C;
         const float* plane = src + nmap[static_cast<size_t>(n)] * xs[0] + cmap[static_cast<size_t>(c)] * xs[1];
         float* out = dst + n * ys[0] + c * ys[1];
         for (int64_t oh = 0; oh < OH; ++oh) {
@@ -155,6 +157,7 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
           }
         }
       }
+    });
   }
   return Status::Ok();
 }

@@ -4,12 +4,12 @@
 // the loop runs over `inner` columns at once so memory is still read in
 // order. exp from vec_math.h; sums in float, relative error ~1e-6 against
 // the reference's double sums.
-#include <omp.h>
 
 #include <cmath>
 
 #include "ops/reduction.h"
 #include "providers/cpu/families.h"
+#include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 
 namespace kiln::cpu {
@@ -74,16 +74,15 @@ Status RunSoftmax(runtime::KernelContext& ctx, const ops::SoftmaxAttrs& a) {
   const float* px = x.data<float>();
   float* py = y.data<float>();
   const int64_t block = sp.axis_dim * sp.inner;
-  const int threads = x.numel() >= (1 << 15) ? omp_get_max_threads() : 1;
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<float> m(static_cast<size_t>(sp.inner)), s(static_cast<size_t>(sp.inner));
-#pragma omp for
-    for (int64_t o = 0; o < sp.outer; ++o) {
-      if (sp.inner == 1) SoftmaxRow(px + o * block, py + o * block, sp.axis_dim, log);
-      else SoftmaxColumns(px + o * block, py + o * block, sp.axis_dim, sp.inner, log, m.data(), s.data());
+  ParallelFor(sp.outer, x.numel(), [&](int64_t begin, int64_t end) {
+    if (sp.inner == 1) {
+      for (int64_t o = begin; o < end; ++o) SoftmaxRow(px + o * block, py + o * block, sp.axis_dim, log);
+      return;
     }
-  }
+    std::vector<float> m(static_cast<size_t>(sp.inner)), s(static_cast<size_t>(sp.inner));
+    for (int64_t o = begin; o < end; ++o)
+      SoftmaxColumns(px + o * block, py + o * block, sp.axis_dim, sp.inner, log, m.data(), s.data());
+  });
   return Status::Ok();
 }
 
