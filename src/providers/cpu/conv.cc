@@ -140,6 +140,10 @@ class ConvKernel {
     dnnl::memory::dims pad_r = {geo[0].pad_end, geo[1].pad_end};
     dnnl::memory::dims wdims = g == 1 ? Dims(ws) : dnnl::memory::dims{g, ws[0] / g, ws[1], ws[2], ws[3]};
     const tag wtag = g == 1 ? tag::oihw : tag::goihw;
+    const double flops = 2.0 * static_cast<double>(x[0]) * static_cast<double>(ws[0]) * static_cast<double>(geo[0].out) *
+                         static_cast<double>(geo[1].out) * static_cast<double>(ws[1]) * static_cast<double>(ws[2]) *
+                         static_cast<double>(ws[3]);
+    SerialScope serial(flops < kSerialFlops);
     Status s = Guard(node_.Describe().c_str(), [&] {
       dnnl::memory::desc src_md(Dims(x), dt::f32, tag::nhwc);
       dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, tag::nhwc);

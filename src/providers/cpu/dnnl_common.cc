@@ -1,5 +1,7 @@
 #include "providers/cpu/dnnl_common.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -69,6 +71,14 @@ bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops) {
   // post_affine: scale * act + shift as oneDNN's linear eltwise.
   if (a.has_post_affine()) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, a.post_scale, a.post_shift);
   return true;
+}
+
+SerialScope::SerialScope(bool serial) : saved_(serial ? omp_get_max_threads() : 0) {
+  if (serial) omp_set_num_threads(1);
+}
+
+SerialScope::~SerialScope() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
 dnnl::memory PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data) {

@@ -42,6 +42,23 @@ dnnl::memory BiasMemory(const Tensor& b);
 void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
              std::unordered_map<int, dnnl::memory> args);
 
+// oneDNN fixes a primitive's thread count when the primitive is created (from
+// omp_get_max_threads). A primitive with less work than kSerialFlops is
+// created inside a SerialScope, so it runs on the calling thread: waking the
+// pool and its barriers cost more than they save on it (a 2-thread run of a
+// small model was slower than a 1-thread one).
+inline constexpr double kSerialFlops = 4e6;
+class SerialScope {
+ public:
+  explicit SerialScope(bool serial);
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
 // Runs a oneDNN call, turning a dnnl::error into a Status.
 template <typename F>
 Status Guard(const char* what, F&& f) {
