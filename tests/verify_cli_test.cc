@@ -165,3 +165,29 @@ TEST_F(VerifyCli, HelpDocumentsThePositionEncoding) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The real CLI on the motivating bug: kiln_faulty is kiln with the test-only
+// faulty Resize providers (tests/support/faulty_provider.h). verify names the
+// Resize behind the NHWC Transpose and compare's diagnosis names the layout
+// map; model_nchw fails the same way, since the cpu Conv in front of the
+// Resize writes channels-last (the fault follows the layout the plan holds).
+TEST_F(VerifyCli, FaultyProviderMismatchIsNamedByTheRealCli) {
+  const std::string faulty = KILN_FAULTY_CLI_PATH;
+  std::string out;
+  EXPECT_EQ(testing::Shell(faulty + " verify " + Path("nhwc.onnx") + " --provider faulty_resize_write --per-node", &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("MISMATCH"));
+  EXPECT_THAT(out, HasSubstr("test equals ref's NHWC data read as NCHW"));
+  EXPECT_THAT(out, HasSubstr("first divergence: node 'upsample' (Resize) on faulty_resize_write, input layout NHWC, output misplaced values"));
+  out.clear();
+  EXPECT_EQ(testing::Shell(faulty + " verify " + Path("nchw.onnx") + " --provider faulty_resize_write --per-node", &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("first divergence: node 'upsample' (Resize) on faulty_resize_write, input layout NHWC"));
+  // The plain kiln has no such provider.
+  out.clear();
+  EXPECT_EQ(Verify(Path("nhwc.onnx") + " --provider faulty_resize_write", &out), 2) << out;
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,7 +1,5 @@
 #include "support/faulty_provider.h"
 
-#include <gtest/gtest.h>
-
 #include "ir/builder.h"
 #include "providers/cpu/register.h"
 #include "providers/reference/register.h"
@@ -81,27 +79,6 @@ void RegisterFaultyProviders() {
     return true;
   }();
   (void)done;
-}
-
-ir::Model SeedModel(examples::SeedLayout layout) {
-  examples::SeedOptions o;
-  o.layout = layout;
-  auto m = examples::BuildSeedModel(o);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return *m;
-}
-
-std::map<std::string, Datum> RandomFeeds(const ir::Model& m, uint64_t seed) {
-  std::map<std::string, Datum> feeds;
-  ir::SeededRng rng(seed);
-  for (const ir::Value* v : m.graph.RealInputs()) {
-    Shape s;
-    for (const ir::Dim& d : *v->type.shape) s.push_back(d.value);
-    auto t = ir::RandomTensor(v->type.dtype, s, rng, -1, 1);
-    EXPECT_TRUE(t.ok());
-    feeds[v->name] = Datum(*t);
-  }
-  return feeds;
 }
 
 }  // namespace kiln::testing

@@ -3,8 +3,16 @@
 #include <cstdio>
 
 #include "commands.h"
+#ifdef KILN_FAULTY_PROVIDERS
+#include "support/faulty_provider.h"
+#endif
 
 int main(int argc, char** argv) {
+#ifdef KILN_FAULTY_PROVIDERS
+  // The test-only build (kiln_faulty): the faulty Resize providers of
+  // tests/support join the provider list, to show verify and reduce at work.
+  kiln::testing::RegisterFaultyProviders();
+#endif
   CLI::App app{"kiln: run, inspect and verify ONNX models"};
   app.require_subcommand(1);
   kiln::cli::Commands cmds;
