@@ -231,6 +231,11 @@ bool Generator::ConvTranspose() {
   if (Chance(0.6)) in.push_back(Weight({m}, -0.5, 0.5));
   std::string y = Node("ConvTranspose", in, attrs);
   Used("ConvTranspose");
+  // Kernel = stride with no pads, dilation, output_padding or groups: the
+  // cpu provider's tiled (matmul) path.
+  if (group == 1 && kh == sh && kw == sw && dh == 1 && wh.pad_begin == 0 && wh.pad_end == 0 && ww.pad_begin == 0 &&
+      ww.pad_end == 0 && oph == 0 && opw == 0)
+    Used("ConvTransposeTiled");
   if (Chance(0.4)) y = Activation(y, out);
   Spine(y, out);
   return true;
@@ -925,7 +930,8 @@ Result<std::map<std::string, Tensor>> GenerateFeeds(const ir::Model& model, uint
 
 const std::vector<std::string>& FuzzProductionNames() {
   static const std::vector<std::string> kNames = {
-      "InputNHWC", "DynamicInput", "Opset11", "Opset13", "Conv", "ConvDepthwise", "ConvGrouped", "ConvTranspose", "Transpose", "TransposeChain",
+      "InputNHWC", "DynamicInput", "Opset11", "Opset13", "Conv", "ConvDepthwise", "ConvGrouped", "ConvTranspose", "ConvTransposeTiled", "Transpose",
+      "TransposeChain",
       "ResizeNearestScales", "ResizeNearestSizes", "ResizeLinearScales", "ResizeLinearSizes", "ResizeCubicScales",
       "ResizeCubicSizes", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Concat", "Split", "Slice",
       "SliceStep", "PadConstant", "PadReflect", "PadEdge", "AddSame", "AddBroadcast", "AddConst", "AddScalar", "AddFull",

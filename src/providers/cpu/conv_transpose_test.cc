@@ -100,6 +100,17 @@ std::vector<DeconvCase> Cases() {
       {"SAME_LOWER s2", {1, 4, 5, 6}, {4, 3, 4, 3}, {Attribute::String("auto_pad", "SAME_LOWER"), Ints("strides", {2, 2})}},
       {"VALID + kernel_shape", {1, 2, 4, 4}, {2, 3, 3, 3}, {Attribute::String("auto_pad", "VALID"), Ints("kernel_shape", {3, 3})}},
       {"batch 3", {3, 5, 4, 3}, {5, 4, 3, 3}, {Ints("strides", {2, 1}), Ints("pads", {1, 0, 1, 0})}},
+      // Kernel = stride, no pads: the tiled matmul path (conv_transpose.cc).
+      {"tiled 3x2 s(3,2) batch 2", {2, 5, 4, 3}, {5, 7, 3, 2}, {Ints("strides", {3, 2})}},
+      {"tiled 2x2 s2 to one channel (PP-OCR det's last)", {1, 24, 9, 7}, {24, 1, 2, 2}, {Ints("strides", {2, 2})}},
+      {"tiled 2x2 s2 threaded copy", {1, 24, 40, 40}, {24, 24, 2, 2}, {Ints("strides", {2, 2})}},
+      {"tiled 2x2 s2 no bias", {1, 6, 5, 5}, {6, 3, 2, 2}, {Ints("strides", {2, 2})}, false},
+      {"tiled 1x3 s(1,3): rows written in place", {2, 4, 3, 5}, {4, 6, 1, 3}, {Ints("strides", {1, 3})}},
+      {"tiled 1x1 s1", {1, 7, 6, 5}, {7, 9, 1, 1}, {}},
+      {"tiled by output_shape = the full result", {1, 4, 5, 5}, {4, 3, 2, 2}, {Ints("strides", {2, 2}), Ints("output_shape", {10, 10})}},
+      {"kernel = stride with output_padding (not tiled)", {1, 4, 5, 5}, {4, 3, 2, 2}, {Ints("strides", {2, 2}), Ints("output_padding", {1, 1})}},
+      {"kernel = stride with pads (not tiled)", {1, 4, 5, 5}, {4, 3, 2, 2}, {Ints("strides", {2, 2}), Ints("pads", {1, 0, 0, 1})}},
+      {"kernel = stride, group 2 (not tiled)", {1, 4, 5, 5}, {4, 3, 2, 2}, {Attribute::Int("group", 2), Ints("strides", {2, 2})}},
   };
 }
 
