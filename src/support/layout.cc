@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "support/check.h"
+#include "support/strided_copy.h"
 
 namespace kiln {
 
@@ -72,6 +73,16 @@ Tensor ToOrder(const Tensor& t, const DimOrder& order) {
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
   return t.Permuted(perm).Clone().Permuted(inverse);
+}
+
+void CopyToOrder(const Tensor& t, const DimOrder& order, const Tensor& dst) {
+  KILN_CHECK(t.dtype() == dst.dtype() && t.shape() == dst.shape() && t.dtype() != DType::kString && IsDenseInOrder(dst, order));
+  if (t.numel() == 0) return;
+  const DimOrder o = ResolveOrder(order, t.rank());
+  // In dst's storage order both are indexed alike, and dst is row-major.
+  const std::vector<int64_t> perm(o.begin(), o.end());
+  const Tensor src = t.Permuted(perm);
+  CopyToRowMajor(dst.raw(), src.raw(), DTypeSize(t.dtype()), src.shape(), src.strides());
 }
 
 Result<Tensor> AllocateInOrder(DType dtype, const Shape& shape, const DimOrder& order) {

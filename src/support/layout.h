@@ -45,6 +45,11 @@ bool FindOrder(const Tensor& t, DimOrder* order);
 // (t itself when it is already).
 Tensor ToOrder(const Tensor& t, const DimOrder& order);
 
+// Copies t's values into `dst`, a dense tensor of t's dtype and logical
+// shape stored in `order` (e.g. from AllocateInOrder or a buffer pool).
+// Not for strings (their storage holds objects): use ToOrder.
+void CopyToOrder(const Tensor& t, const DimOrder& order, const Tensor& dst);
+
 // Allocates a dense tensor of logical `shape` stored in `order`.
 Result<Tensor> AllocateInOrder(DType dtype, const Shape& shape, const DimOrder& order);
 

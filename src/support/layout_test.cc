@@ -72,5 +72,24 @@ TEST(Layout, AllocateInOrder) {
   EXPECT_FALSE(AllocateInOrder(DType::kFloat32, {3, 4}, kChannelsLast).ok());
 }
 
+// CopyToOrder fills a preallocated tensor with the same logical values:
+// from row-major to channels-last, from a transposed view, and back.
+TEST(Layout, CopyToOrderKeepsEveryValue) {
+  const Tensor nchw = Iota({2, 3, 4, 5});
+  const Tensor view = Iota({2, 4, 5, 3}).Permuted({0, 3, 1, 2});  // channels-last already: a plain copy
+  const Tensor sliced = Iota({3, 2, 4, 5}).Permuted({1, 0, 2, 3});  // dense in no rank-4 order we ask for
+  for (const Tensor& src : {nchw, view, sliced})
+    for (const DimOrder& order : {kChannelsLast, kRowMajor}) {
+      auto dst = AllocateInOrder(DType::kFloat32, src.shape(), order);
+      ASSERT_TRUE(dst.ok());
+      CopyToOrder(src, order, *dst);
+      ASSERT_TRUE(IsDenseInOrder(*dst, order));
+      const Tensor got = dst->Contiguous(), want = src.Contiguous();  // logical order
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < want.numel(); ++i)
+        ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << OrderName(order, 4) << " at " << i;
+    }
+}
+
 }  // namespace
 }  // namespace kiln
