@@ -1,6 +1,6 @@
 // kiln's fused ops (domain com.kiln, opset 1, see fused.h): the activation
 // attributes and shape inference. Inference delegates to the schema of the op
-// each one extends (Conv, Gemm, MatMul), so a fused node can never infer a
+// each one extends (Conv, ConvTranspose, Gemm, MatMul), so a fused node can never infer a
 // shape its unfused form would not.
 #include "ops/fused.h"
 
@@ -163,14 +163,20 @@ void RegisterFusedOps(OpRegistry& r) {
   const OpSchema* conv = r.Find("", "Conv", kInnerOpset);
   const OpSchema* gemm = r.Find("", "Gemm", kInnerOpset);
   const OpSchema* matmul = r.Find("", "MatMul", kInnerOpset);
-  KILN_CHECK(conv && gemm && matmul);
-  InferFn conv_infer = conv->infer, gemm_infer = gemm->infer, matmul_infer = matmul->infer;
+  const OpSchema* deconv = r.Find("", "ConvTranspose", kInnerOpset);
+  KILN_CHECK(conv && gemm && matmul && deconv);
+  InferFn conv_infer = conv->infer, gemm_infer = gemm->infer, matmul_infer = matmul->infer, deconv_infer = deconv->infer;
 
   r.Register({kKilnDomain, "FusedConv", 1, 1, [conv_infer](InferContext& ctx) -> Status {
                 KILN_RETURN_IF_ERROR(ctx.CheckInputCount(2, 4));
                 KILN_RETURN_IF_ERROR(ParseActivation(ctx.node()).status());
                 KILN_RETURN_IF_ERROR(InferInner(ctx, conv_infer, "Conv", 3));
                 return CheckExtra(ctx, 3, /*exact=*/true, "residual Z");
+              }});
+  r.Register({kKilnDomain, "FusedConvTranspose", 1, 1, [deconv_infer](InferContext& ctx) -> Status {
+                KILN_RETURN_IF_ERROR(ctx.CheckInputCount(2, 3));
+                KILN_RETURN_IF_ERROR(ParseActivation(ctx.node()).status());
+                return InferInner(ctx, deconv_infer, "ConvTranspose", 3);
               }});
   r.Register({kKilnDomain, "FusedGemm", 1, 1, [gemm_infer](InferContext& ctx) -> Status {
                 KILN_RETURN_IF_ERROR(ctx.CheckInputCount(2, 3));

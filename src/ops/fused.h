@@ -4,6 +4,8 @@
 //   FusedConv(X, W, B?, Z?)  : Y = act(Conv(X, W, B) + Z)
 //       every Conv attribute, plus the activation attributes below. Z (the
 //       residual, same shape as Y) is added before the activation.
+//   FusedConvTranspose(X, W, B?) : Y = act(ConvTranspose(X, W, B))
+//       every ConvTranspose attribute, plus the activation attributes.
 //   FusedGemm(A, B, C?)      : Y = act(Gemm(A, B, C))   (Gemm's attributes)
 //   FusedMatMul(A, B, Bias?) : Y = act(MatMul(A, B) + Bias)
 //       Bias broadcasts along the last axis ([N] or any shape that

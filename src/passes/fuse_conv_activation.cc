@@ -1,12 +1,13 @@
 // fuse_conv_activation: Conv / Gemm / MatMul, an optional bias Add, and an
 // optional activation (activation_match.h) become one node:
 //   Conv   + act                           -> FusedConv(X, W, B)        act
+//   ConvTranspose + act                    -> FusedConvTranspose(X, W, B) act
 //   Gemm (no C) + Add(c)                   -> Gemm with C = c, beta = 1
 //   Gemm   [+ bias] + act                  -> FusedGemm(A, B, C)        act
 //   MatMul + Add(bias) [+ act]             -> FusedMatMul(A, B, Bias)   act
 //   MatMul + act                           -> FusedMatMul(A, B)         act
 //
-// A Conv's bias Add is folded into B before (fold_conv_affine.cc).
+// A Conv's (ConvTranspose's) bias Add is folded into B before (fold_conv_affine.cc).
 // Preconditions: float32 throughout (what the fused kernels take); each
 // intermediate value feeds only the next node of the pattern and is no graph
 // output; a bias never changes the product's shape (its dims, known, are 1
@@ -67,7 +68,8 @@ Result<bool> FuseConvActivation(ir::Graph& g, PassContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int n, RewriteAll(g, [&](ir::Graph& gr, const GraphIndex& index, size_t i) -> Result<bool> {
     const ir::Node& anchor = gr.nodes[i];
     const std::string& op = anchor.op_type;
-    if ((op != "Conv" && op != "Gemm" && op != "MatMul") || !IsDefaultDomain(anchor) || anchor.outputs.size() != 1 ||
+    const bool conv_like = op == "Conv" || op == "ConvTranspose";
+    if ((!conv_like && op != "Gemm" && op != "MatMul") || !IsDefaultDomain(anchor) || anchor.outputs.size() != 1 ||
         !anchor.HasOutput(0) || anchor.inputs.size() < 2)
       return false;
     const std::string y = anchor.outputs[0];
@@ -78,7 +80,7 @@ Result<bool> FuseConvActivation(ir::Graph& g, PassContext& ctx) {
 
     // The bias Add of a Gemm without C or of a MatMul (a Conv's per-channel
     // Add was folded into its B by fold_conv_affine, which runs first).
-    if (auto bias = op == "Conv" ? std::nullopt : MatchAdd(gr, index, y)) {
+    if (auto bias = conv_like ? std::nullopt : MatchAdd(gr, index, y)) {
       if ((op == "MatMul" || !anchor.HasInput(2)) && BroadcastsInto(types, bias->operand, y)) {
         if (op == "Gemm") {
           fused.inputs.resize(3);

@@ -4,8 +4,8 @@
 // each is a pass over the whole tensor, as a oneDNN eltwise_linear post-op
 // it is free.
 //
-//   FusedConv/FusedGemm/FusedMatMul -> Mul(s) [-> Add(t)]   ->  Fused...  post_affine [s*scale, s*shift + t]
-//   FusedConv/FusedGemm/FusedMatMul -> Add(t)               ->  Fused...  post_affine [scale, shift + t]
+//   FusedConv/FusedConvTranspose/FusedGemm/FusedMatMul -> Mul(s) [-> Add(t)]   ->  Fused...  post_affine [s*scale, s*shift + t]
+//   FusedConv/FusedConvTranspose/FusedGemm/FusedMatMul -> Add(t)               ->  Fused...  post_affine [scale, shift + t]
 //   (Sub(t) as Add(-t); the constant may be either operand of Mul and Add)
 //
 // Preconditions: each rewired value feeds only the next node and is no graph
@@ -21,7 +21,8 @@ namespace kiln::passes {
 namespace {
 
 bool IsFused(const ir::Node& n) {
-  return n.domain == ops::kKilnDomain && (n.op_type == "FusedConv" || n.op_type == "FusedGemm" || n.op_type == "FusedMatMul");
+  return n.domain == ops::kKilnDomain && (n.op_type == "FusedConv" || n.op_type == "FusedConvTranspose" ||
+                                          n.op_type == "FusedGemm" || n.op_type == "FusedMatMul");
 }
 
 // The scalar constant of a binary node whose other operand is `v`, when the

@@ -115,7 +115,9 @@ TEST(PassesFoldConvAffine, ConvTransposeBiasAddAndBatchNorm) {
   auto one = [&](const std::string& n, double lo, double hi) { return b.AddRandomInitializer(n, DType::kFloat32, {6}, lo, hi); };
   auto bn = b.AddNode("BatchNormalization", {b.AddNode("Add", {ct, bias}), one("s", 0.5, 2), one("t", -1, 1), one("m", -1, 1), one("v", 0.5, 1)});
   b.AddOutput(b.AddNode("Relu", {bn}));
-  ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"ConvTranspose", "Relu"});
+  // BN and the Add fold into the weights and bias; fuse_conv_activation then takes the Relu.
+  ir::Model opt = ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"FusedConvTranspose"});
+  EXPECT_EQ(ActivationOf(opt, "FusedConvTranspose").kind, ops::Activation::kRelu);
 }
 
 // ------------------------------------------------------ fuse_conv_activation
@@ -189,6 +191,27 @@ TEST(PassesFuseConvActivation, EveryActivationForm) {
     EXPECT_EQ(opt.graph.nodes[0].domain, ops::kKilnDomain);
     EXPECT_EQ(opt.OpsetFor(ops::kKilnDomain), 1);
     const ops::ActivationAttrs a = ActivationOf(opt, "FusedConv");
+    EXPECT_EQ(a.kind, c.want);
+    if (c.want == ops::Activation::kClip || c.want == ops::Activation::kLeakyRelu || c.want == ops::Activation::kHardSigmoid) {
+      EXPECT_FLOAT_EQ(a.alpha, c.alpha);
+      EXPECT_FLOAT_EQ(a.beta, c.beta);
+    }
+  }
+}
+
+// The same activation forms after a ConvTranspose (PP-OCR det's head ends
+// ConvTranspose -> Relu and ConvTranspose -> Sigmoid).
+TEST(PassesFuseConvActivation, ConvTransposeEveryActivationForm) {
+  for (const ActCase& c : ActCases()) {
+    SCOPED_TRACE(c.name);
+    ir::GraphBuilder b(c.opset);
+    auto x = b.AddInput("x", DType::kFloat32, Shape{1, 3, 4, 5});
+    auto w = b.AddRandomInitializer("w", DType::kFloat32, {3, 4, 2, 2}, -1, 1);
+    auto bias = b.AddRandomInitializer("bias", DType::kFloat32, {4}, -1, 1);
+    b.AddOutput(c.build(b, b.AddNode("ConvTranspose", {x, w, bias}, {Attribute::Ints("strides", {2, 2})})));
+    ir::Model opt = ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"FusedConvTranspose"});
+    EXPECT_EQ(opt.graph.nodes[0].domain, ops::kKilnDomain);
+    const ops::ActivationAttrs a = ActivationOf(opt, "FusedConvTranspose");
     EXPECT_EQ(a.kind, c.want);
     if (c.want == ops::Activation::kClip || c.want == ops::Activation::kLeakyRelu || c.want == ops::Activation::kHardSigmoid) {
       EXPECT_FLOAT_EQ(a.alpha, c.alpha);

@@ -1,4 +1,5 @@
-// ConvTranspose (2-D, float32) on oneDNN's deconvolution_forward. Like
+// ConvTranspose and FusedConvTranspose (2-D, float32; the activation as
+// oneDNN post-ops) on oneDNN's deconvolution_forward. Like
 // conv.cc: the factory runs once per node at session creation and declines
 // what it cannot run exactly (other ranks or dtypes, weights or bias that
 // are not constant), so those nodes fall back to the reference kernel; the
@@ -43,6 +44,7 @@
 #include <vector>
 
 #include "ops/conv.h"
+#include "ops/fused.h"
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/parallel.h"
@@ -76,8 +78,8 @@ void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n) {
 
 class ConvTransposeKernel {
  public:
-  ConvTransposeKernel(const ir::Node& node, ops::ConvTransposeAttrs attrs, Tensor w, Tensor b)
-      : node_(node), attrs_(std::move(attrs)), w_(w.Contiguous()), b_(b) {}
+  ConvTransposeKernel(const ir::Node& node, ops::ConvTransposeAttrs attrs, ops::ActivationAttrs act, Tensor w, Tensor b)
+      : node_(node), attrs_(std::move(attrs)), act_(act), w_(w.Contiguous()), b_(b) {}
 
   // Unimplemented when oneDNN cannot express this shape's geometry.
   Result<std::shared_ptr<const DeconvPrimitive>> Get(const Shape& x) {
@@ -97,11 +99,12 @@ class ConvTransposeKernel {
     KILN_ASSIGN_OR_RETURN(auto p, Get(x.shape()));
     KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, kChannelsLast));
     if (y.numel() == 0) return Status::Ok();
-    if (p->empty) {  // no input cell contributes: every output cell is its channel's bias
+    if (p->empty) {  // no input cell contributes: every output cell is act(its channel's bias)
       float* yp = y.data<float>();
       const Tensor b = b_.defined() ? b_.Contiguous() : Tensor();
       const int64_t m = p->out_shape[1];
-      for (int64_t i = 0; i < y.numel(); ++i) yp[i] = b.defined() ? b.data<float>()[i % m] : 0.f;  // channels-last: C innermost
+      for (int64_t i = 0; i < y.numel(); ++i)  // channels-last: C innermost
+        yp[i] = static_cast<float>(ops::ApplyActivation(act_, b.defined() ? b.data<float>()[i % m] : 0.0));
       return Status::Ok();
     }
     if (p->tiled) return RunTiled(*p, x, y);
@@ -166,8 +169,7 @@ class ConvTransposeKernel {
     dnnl::memory::desc w_any({c, p.cols}, dt::f32, tag::any);
     dnnl::memory::desc dst_md({p.rows, p.cols}, dt::f32, tag::ab);
     dnnl::memory::desc b_md({1, p.cols}, dt::f32, tag::ab);
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::primitive_attr attr = Attr();
     const bool has_bias = b_.defined();
     auto desc = has_bias ? dnnl::matmul::desc(src_md, w_any, b_md, dst_md) : dnnl::matmul::desc(src_md, w_any, dst_md);
     p.mm_pd = dnnl::matmul::primitive_desc(desc, attr, Engine());
@@ -230,8 +232,7 @@ class ConvTransposeKernel {
       dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, tag::nhwc);
       dnnl::memory::desc w_any(wdims, dt::f32, tag::any);
       dnnl::memory::desc b_md({m}, dt::f32, tag::x);
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::primitive_attr attr = Attr();
       const bool has_bias = b_.defined();
       auto desc = has_bias ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                                               src_md, w_any, b_md, dst_md, strides, dil, pad_l, pad_r)
@@ -246,21 +247,40 @@ class ConvTransposeKernel {
     return std::shared_ptr<const DeconvPrimitive>(p);
   }
 
+  // User scratchpad, the activation as post-ops (MakeConvTranspose checked
+  // that oneDNN can express it). The tiled copy moves finished values.
+  dnnl::primitive_attr Attr() const {
+    dnnl::post_ops po;
+    AppendActivation(act_, po);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
+  }
+
   const ir::Node& node_;
   ops::ConvTransposeAttrs attrs_;
+  ops::ActivationAttrs act_;
   Tensor w_, b_;
   std::mutex mu_;
   std::map<Shape, std::shared_ptr<const DeconvPrimitive>> cache_;
 };
 
-Result<runtime::Kernel> MakeConvTranspose(const runtime::KernelInit& init) {
+Result<runtime::Kernel> MakeConvTranspose(const runtime::KernelInit& init, bool fused) {
   const ir::Node& n = init.node;
   const ir::TypeInfo* t = init.input_type(0);
   const Tensor* w = init.constant(1);
   if (!t || t->kind != ir::TypeInfo::Kind::kTensor || t->dtype != DType::kFloat32 || !t->shape || t->shape->size() != 4)
     return runtime::Kernel();
   if (!w || w->dtype() != DType::kFloat32 || w->rank() != 4) return runtime::Kernel();
-  KILN_ASSIGN_OR_RETURN(ops::ConvTransposeAttrs attrs, ops::ParseConvTranspose(n, init.opset));
+  // A fused node carries ConvTranspose-11's attributes (ops/fused.h).
+  KILN_ASSIGN_OR_RETURN(ops::ConvTransposeAttrs attrs, ops::ParseConvTranspose(n, fused ? 11 : init.opset));
+  ops::ActivationAttrs act;
+  if (fused) {
+    KILN_ASSIGN_OR_RETURN(act, ops::ParseActivation(n));
+    dnnl::post_ops probe;
+    if (!AppendActivation(act, probe)) return runtime::Kernel();
+  }
   if (attrs.group <= 0) return runtime::Kernel();
   const int64_t m = w->shape()[1] * attrs.group;
   Tensor b;
@@ -275,7 +295,7 @@ Result<runtime::Kernel> MakeConvTranspose(const runtime::KernelInit& init) {
   if (!attrs.output_padding.empty() && attrs.output_padding.size() != 2) return runtime::Kernel();
   if (!attrs.output_shape.empty() && attrs.output_shape.size() != 2 && attrs.output_shape.size() != 4) return runtime::Kernel();
   if (w->shape()[0] % attrs.group != 0) return runtime::Kernel();
-  auto kernel = std::make_shared<ConvTransposeKernel>(n, attrs, *w, b);
+  auto kernel = std::make_shared<ConvTransposeKernel>(n, attrs, act, *w, b);
   const ir::Dims& xd = *t->shape;
   bool static_shape = true;
   Shape xs;
@@ -310,7 +330,8 @@ Result<runtime::Kernel> MakeConvTranspose(const runtime::KernelInit& init) {
 }  // namespace
 
 void RegisterConvTransposeKernels(runtime::KernelRegistry& r) {
-  r.RegisterFactory("", "ConvTranspose", MakeConvTranspose);
+  r.RegisterFactory("", "ConvTranspose", [](const runtime::KernelInit& i) { return MakeConvTranspose(i, false); });
+  r.RegisterFactory(ops::kKilnDomain, "FusedConvTranspose", [](const runtime::KernelInit& i) { return MakeConvTranspose(i, true); });
 }
 
 }  // namespace kiln::cpu

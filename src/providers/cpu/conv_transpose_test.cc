@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "ir/builder.h"
 #include "runtime/session_internal.h"
@@ -164,6 +165,57 @@ TEST(CpuConvTranspose, DeclinedCasesFallBack) {
   ASSERT_TRUE(m.ok());
   ir::SeededRng rng(1);
   EXPECT_EQ(RunsOn(Built{*m, {{"x", *ir::RandomTensor(DType::kFloat32, {1, 2, 6}, rng, -1, 1)}}, 0}), "reference");
+}
+
+// ConvTranspose + activation at opt level all becomes FusedConvTranspose
+// on cpu (the activation a oneDNN post-op) on the tiled path and on the
+// deconvolution; compared with the reference running the unoptimized graph.
+TEST(CpuConvTranspose, FusedActivationOnBothPaths) {
+  struct ActCase {
+    const char* name;
+    std::function<std::string(ir::GraphBuilder&, const std::string&)> build;
+  };
+  const std::vector<ActCase> acts = {
+      {"Relu", [](ir::GraphBuilder& b, const std::string& v) { return b.AddNode("Relu", {v}); }},
+      {"Sigmoid", [](ir::GraphBuilder& b, const std::string& v) { return b.AddNode("Sigmoid", {v}); }},
+      {"HardSwish * 0.5 + 0.25 (post_affine)",
+       [](ir::GraphBuilder& b, const std::string& v) {
+         auto h = b.AddNode("HardSwish", {v});
+         auto m = b.AddNode("Mul", {h, b.AddInitializer("half", Tensor::FromVector<float>(DType::kFloat32, {}, {0.5f}))});
+         return b.AddNode("Add", {m, b.AddInitializer("quarter", Tensor::FromVector<float>(DType::kFloat32, {}, {0.25f}))});
+       }},
+  };
+  const std::vector<DeconvCase> shapes = {
+      {"tiled 2x2 s2", {1, 6, 7, 5}, {6, 4, 2, 2}, {Ints("strides", {2, 2})}},
+      {"deconvolution 3x3 s2 p1", {1, 6, 5, 5}, {6, 4, 3, 3}, {Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})}},
+  };
+  for (const DeconvCase& c : shapes)
+    for (const ActCase& a : acts) {
+      const std::string what = c.name + std::string(" + ") + a.name;
+      ir::GraphBuilder b(17, "main", 11);
+      auto x = b.AddInput("x", DType::kFloat32, c.x);
+      auto w = b.AddRandomInitializer("w", DType::kFloat32, c.w, -0.5, 0.5);
+      auto bias = b.AddRandomInitializer("b", DType::kFloat32, {c.w[1]}, -0.5, 0.5);
+      b.AddOutput(a.build(b, b.AddNode("ConvTranspose", {x, w, bias}, c.attrs, "deconv")));
+      auto m = b.Build();
+      ASSERT_TRUE(m.ok()) << m.status().ToString();
+      ir::SeededRng rng(3);
+      std::map<std::string, Tensor> feeds = {{"x", *ir::RandomTensor(DType::kFloat32, c.x, rng, -2, 2)}};
+      SessionOptions o = CpuOptions();
+      o.opt_level = "all";
+      auto cpu = CreateSessionFromModel(*m, o);
+      ASSERT_TRUE(cpu.ok()) << what << ": " << cpu.status().ToString();
+      const runtime::Executor& ex = *(*cpu)->impl().executor;
+      ASSERT_EQ(ex.model().graph.nodes.size(), 1u) << what << ": not fused into one node";
+      EXPECT_EQ(ex.model().graph.nodes[0].op_type, "FusedConvTranspose") << what;
+      EXPECT_EQ(ex.node_providers()[0], "cpu") << what << " fell back";
+      auto ref = CreateSessionFromModel(*m);
+      ASSERT_TRUE(ref.ok());
+      auto want = (*ref)->Run(feeds);
+      auto got = (*cpu)->Run(feeds);
+      ASSERT_TRUE(want.ok() && got.ok()) << what;
+      ExpectClose((*got)[0], (*want)[0], what);
+    }
 }
 
 }  // namespace

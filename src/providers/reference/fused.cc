@@ -1,6 +1,6 @@
 // Reference kernels of kiln's fused ops (ops/fused.h): literally the
 // composition each one stands for. The unfused reference kernel (Conv, Gemm,
-// MatMul) runs first on the node without its extras, writing the output;
+// MatMul, ConvTranspose) runs first on the node without its extras, writing the output;
 // then the residual Z or the Bias is added and the activation applied, in
 // double, rounding once. So an optimized graph checked on the oracle is
 // checked against the same Conv/Gemm/MatMul code as the original graph.
@@ -123,6 +123,7 @@ runtime::KernelFactory FusedFactory(const char* inner_op, size_t inner_inputs, s
 
 void RegisterFusedKernels(runtime::KernelRegistry& r) {
   r.RegisterFactory(ops::kKilnDomain, "FusedConv", FusedFactory("Conv", 3, 3));
+  r.RegisterFactory(ops::kKilnDomain, "FusedConvTranspose", FusedFactory("ConvTranspose", 3, 0));
   r.RegisterFactory(ops::kKilnDomain, "FusedGemm", FusedFactory("Gemm", 3, 0));
   r.RegisterFactory(ops::kKilnDomain, "FusedMatMul", FusedFactory("MatMul", 2, 2));
 }
