@@ -65,13 +65,6 @@ bool WinogradEnabled() {
   return !(v && std::string(v) == "0");
 }
 
-// A per-thread buffer of at least n bytes, 64-byte aligned, kept for the next call.
-void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n) {
-  if (buf.size() < n + 64) buf.resize(n + 64);
-  const uintptr_t a = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + ((64 - a % 64) % 64);
-}
-
 class ConvKernel {
  public:
   ConvKernel(const ir::Node& node, ops::ConvAttrs attrs, ops::ActivationAttrs act, bool residual, Tensor w, Tensor b)

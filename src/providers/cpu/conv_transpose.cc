@@ -69,13 +69,6 @@ struct DeconvPrimitive {
   int64_t rows = 0, cols = 0;  // of the product: N*H*W, kH*kW*M
 };
 
-// A per-thread buffer of at least n bytes, 64-byte aligned, kept for the next call.
-void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n) {
-  if (buf.size() < n + 64) buf.resize(n + 64);
-  const uintptr_t a = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + ((64 - a % 64) % 64);
-}
-
 class ConvTransposeKernel {
  public:
   ConvTransposeKernel(const ir::Node& node, ops::ConvTransposeAttrs attrs, ops::ActivationAttrs act, Tensor w, Tensor b)

@@ -90,6 +90,12 @@ dnnl::memory PackWeights(const dnnl::memory::desc& user, const dnnl::memory::des
   return dst;
 }
 
+void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n) {
+  if (buf.size() < n + 64) buf.resize(n + 64);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + ((64 - a % 64) % 64);
+}
+
 dnnl::memory BiasMemory(const Tensor& b) {
   const Tensor c = b.Contiguous();
   dnnl::memory m({{c.numel()}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::x}, Engine());

@@ -37,6 +37,10 @@ dnnl::memory PackWeights(const dnnl::memory::desc& user, const dnnl::memory::des
 // A float32 bias of b's elements in a buffer of its own (tag x).
 dnnl::memory BiasMemory(const Tensor& b);
 
+// A buffer of at least n bytes, 64-byte aligned, in `buf` (a thread_local
+// of the caller's, so concurrent runs never share it), kept for the next call.
+void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n);
+
 // Executes `prim` on the calling thread, with a scratchpad of this thread's
 // own (grown as needed, kept for the next call).
 void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
