@@ -104,7 +104,7 @@ std::vector<DeconvCase> Cases() {
       // Kernel = stride, no pads: the tiled matmul path (conv_transpose.cc).
       {"tiled 3x2 s(3,2) batch 2", {2, 5, 4, 3}, {5, 7, 3, 2}, {Ints("strides", {3, 2})}},
       {"tiled 2x2 s2 to one channel (PP-OCR det's last)", {1, 24, 9, 7}, {24, 1, 2, 2}, {Ints("strides", {2, 2})}},
-      {"tiled 2x2 s2 threaded copy", {1, 24, 40, 40}, {24, 24, 2, 2}, {Ints("strides", {2, 2})}},
+      {"tiled 2x2 s2, copy large enough to split across threads", {1, 24, 40, 40}, {24, 24, 2, 2}, {Ints("strides", {2, 2})}},
       {"tiled 2x2 s2 no bias", {1, 6, 5, 5}, {6, 3, 2, 2}, {Ints("strides", {2, 2})}, false},
       {"tiled 1x3 s(1,3): rows written in place", {2, 4, 3, 5}, {4, 6, 1, 3}, {Ints("strides", {1, 3})}},
       {"tiled 1x1 s1", {1, 7, 6, 5}, {7, 9, 1, 1}, {}},
