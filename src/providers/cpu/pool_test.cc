@@ -162,7 +162,11 @@ std::vector<PoolCase> AverageCases() {
 std::vector<PoolCase> GlobalCases() {
   std::vector<PoolCase> out;
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"})
-    for (Shape s : {Shape{1, 16, 7, 7}, Shape{2, 5, 13, 4}, Shape{1, 8, 1, 1}, Shape{1, 3, 56, 56}})
+    // kiln's own loops: 16-lane folds with and without a tail (49, 52, 15
+    // per plane), partial 64-channel blocks (70, 130), and work large enough
+    // to be split across threads (2x130x16x20).
+    for (Shape s : {Shape{1, 16, 7, 7}, Shape{2, 5, 13, 4}, Shape{1, 8, 1, 1}, Shape{1, 3, 56, 56}, Shape{1, 70, 3, 5},
+                    Shape{2, 130, 16, 20}})
       out.push_back({std::string(op) + " " + ShapeToString(s), op, s, {}});
   return out;
 }
