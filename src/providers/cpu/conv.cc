@@ -36,6 +36,7 @@
 #include "ops/conv.h"
 #include "ops/fused.h"
 #include "providers/cpu/conv_epilogue.h"
+#include "providers/cpu/direct_conv.h"
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/families.h"
 
@@ -57,6 +58,8 @@ struct ConvPrimitive {
   int64_t block = 0;
   dnnl::reorder::primitive_desc to_blocked_pd;
   dnnl::reorder to_blocked;
+  // kiln's own kernel (direct_conv.h) instead of any oneDNN primitive.
+  std::shared_ptr<const DirectConv> direct;
 };
 
 // Read at each primitive build (session creation), so tests can compare both paths.
@@ -92,8 +95,12 @@ class ConvKernel {
         return ctx.Error("residual input " + z.Describe() + " must be float32 " + ShapeToString(p->out_shape));
       if (!IsDenseInOrder(z, kChannelsLast)) return ctx.Error("cpu Conv was handed the residual input in a layout it did not declare");
       residual = z.data<float>();
-      // The direct kernel's sum post-op adds onto dst (both channels-last).
-      if (!p->blocked) std::memcpy(y.raw(), z.raw(), y.nbytes());
+      // oneDNN's direct kernel's sum post-op adds onto dst (both channels-last).
+      if (!p->blocked && !p->direct) std::memcpy(y.raw(), z.raw(), y.nbytes());
+    }
+    if (p->direct) {
+      p->direct->Run(x.data<float>(), y.data<float>(), residual);
+      return Status::Ok();
     }
     return Guard(node_.Describe().c_str(), [&] {
       dnnl::memory src({Dims(x.shape()), dt::f32, tag::nhwc}, Engine(), const_cast<void*>(x.raw()));
@@ -136,6 +143,14 @@ class ConvKernel {
     const double flops = 2.0 * static_cast<double>(x[0]) * static_cast<double>(ws[0]) * static_cast<double>(geo[0].out) *
                          static_cast<double>(geo[1].out) * static_cast<double>(ws[1]) * static_cast<double>(ws[2]) *
                          static_cast<double>(ws[3]);
+    if (g == 1 && attrs_.sp.dilations[0] == 1 && attrs_.sp.dilations[1] == 1) {
+      const DirectConvShape d{x[0], x[2], x[3], x[1], geo[0].out, geo[1].out, ws[0], ws[2], ws[3],
+                              attrs_.sp.strides[0], attrs_.sp.strides[1], geo[0].pad_begin, geo[1].pad_begin};
+      if (DirectConv::Preferred(d)) {
+        p->direct = std::make_shared<const DirectConv>(d, w_.data<float>(), b_.defined() ? b_.data<float>() : nullptr, act_);
+        return std::shared_ptr<const ConvPrimitive>(p);
+      }
+    }
     SerialScope serial(flops < kSerialFlops);
     Status s = Guard(node_.Describe().c_str(), [&] {
       dnnl::memory::desc src_md(Dims(x), dt::f32, tag::nhwc);

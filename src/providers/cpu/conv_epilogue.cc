@@ -1,5 +1,7 @@
 #include "providers/cpu/conv_epilogue.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -66,7 +68,67 @@ KILN_ACT(HardSwish)
 KILN_ACT(Tanh)
 #undef KILN_ACT
 
+// Sigmoid and SiLU in AVX-512 intrinsics: exp through vscalefps (2^n
+// without the integer exponent arithmetic) and 1/(1+e) through vrcp14ps plus
+// one Newton step (relative error ~1e-7) instead of a division. 0.30 -> 0.22
+// ns per value against the auto-vectorized loops above, which matters because
+// detectors put a SiLU after nearly every convolution (rtmdet_like: 24.8M
+// activated values per run). Same reduction and polynomial as ExpF.
+// exp(x) for x <= 0 (as Sigmoid512 calls it): below about -104 the result
+// is 0 and between -104 and -87.3 a subnormal, which vscalefps produces.
+__attribute__((target("avx512f"))) inline __m512 ExpNonPositive512(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504089f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
+  __m512 p = _mm512_set1_ps(1.f / 720.f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// sigmoid(x) from e = exp(-|x|) in (0, 1], so nothing overflows: 1/(1+e)
+// for x >= 0, e/(1+e) below (no cancellation). A NaN stays NaN.
+__attribute__((target("avx512f"))) inline __m512 Sigmoid512(__m512 x) {
+  const __m512 abs = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
+  const __m512 e = ExpNonPositive512(_mm512_sub_ps(_mm512_setzero_ps(), abs));
+  const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), e);
+  const __m512 r0 = _mm512_rcp14_ps(d);
+  const __m512 r = _mm512_mul_ps(r0, _mm512_fnmadd_ps(d, r0, _mm512_set1_ps(2.f)));
+  const __m512 s = _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), e, r);
+  return _mm512_mask_mov_ps(s, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+// post_scale * (x * sigmoid(x) or sigmoid(x)) + post_shift.
+template <bool kSiLU>
+__attribute__((target("avx512f"))) inline __m512 SigmoidFamily(__m512 x, __m512 s, __m512 t) {
+  const __m512 g = Sigmoid512(x);
+  return _mm512_fmadd_ps(s, kSiLU ? _mm512_mul_ps(x, g) : g, t);
+}
+
+template <bool kSiLU>
+__attribute__((target("avx512f"))) void SigmoidFamily512(float* y, int64_t n, const ops::ActivationAttrs& act) {
+  const __m512 s = _mm512_set1_ps(act.post_scale), t = _mm512_set1_ps(act.post_shift);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, SigmoidFamily<kSiLU>(_mm512_loadu_ps(y + i), s, t));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, SigmoidFamily<kSiLU>(_mm512_maskz_loadu_ps(m, y + i), s, t));
+  }
+}
+
+bool HasAvx512() {
+  static const bool ok = __builtin_cpu_supports("avx512f");
+  return ok;
+}
+
 ActFn ActFor(Activation k) {
+  if (k == Activation::kSiLU && HasAvx512()) return SigmoidFamily512<true>;
+  if (k == Activation::kSigmoid && HasAvx512()) return SigmoidFamily512<false>;
   switch (k) {
     case Activation::kNone: return ActNone;
     case Activation::kRelu: return ActRelu;
@@ -81,7 +143,16 @@ ActFn ActFor(Activation k) {
   return ActNone;
 }
 
+KILN_CPU_CLONES void AddInPlace(float* __restrict y, const float* __restrict z, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += z[i];
+}
+
 }  // namespace
+
+void ResidualActivationInPlace(float* y, const float* residual, int64_t n, const ops::ActivationAttrs& act) {
+  if (residual) AddInPlace(y, residual, n);
+  if (act.kind != Activation::kNone || act.has_post_affine()) ActFor(act.kind)(y, n, act);
+}
 
 void BlockedToChannelsLast(float* dst, const float* src, const float* residual, const BlockedGeometry& g,
                            const ops::ActivationAttrs& act) {

@@ -22,4 +22,9 @@ struct BlockedGeometry {
 void BlockedToChannelsLast(float* dst, const float* src, const float* residual, const BlockedGeometry& g,
                            const ops::ActivationAttrs& act);
 
+// y[i] = post_scale * act(y[i] + residual[i]) + post_shift for i < n, in
+// place on one thread (residual may be null): the end of kiln's own direct
+// convolution (direct_conv.h), run on each output row while it is in cache.
+void ResidualActivationInPlace(float* y, const float* residual, int64_t n, const ops::ActivationAttrs& act);
+
 }  // namespace kiln::cpu

@@ -14,6 +14,7 @@
 
 #include "ir/builder.h"
 #include "ops/fused.h"
+#include "providers/cpu/direct_conv.h"
 #include "runtime/session_internal.h"
 
 namespace kiln {
@@ -188,6 +189,44 @@ TEST(CpuFusedConv, WinogradEveryActivationAndResidual) {
         const bool same = std::memcmp(direct.Contiguous().raw(), wino.Contiguous().raw(), direct.nbytes()) == 0;
         if (winograd) EXPECT_FALSE(same) << what << ": the Winograd run computed exactly what the direct kernel did";
       }
+}
+
+// kiln's own direct kernel (direct_conv.h; KILN_CPU_DIRECT=all hands it
+// every ungrouped undilated Conv) on the attribute grid plus shapes its
+// default rule picks (24 and 12 output channels), with every fused
+// activation, post_affine and a residual. Each case also runs on oneDNN
+// (KILN_CPU_DIRECT=0); both must match the reference, and the two must not
+// agree bit for bit everywhere (they sum in different orders), which shows
+// the kiln kernel really ran.
+TEST(CpuFusedConv, KilnDirectKernelEveryActivationAndResidual) {
+  auto ints = [](const char* n, std::vector<int64_t> v) { return Attribute::Ints(n, std::move(v)); };
+  std::vector<ConvCase> cases = Cases();
+  cases.push_back({"12->24 3x3 pad 1 (default rule)", {1, 12, 11, 37}, {24, 12, 3, 3}, {ints("pads", {1, 1, 1, 1})}});
+  cases.push_back({"48->24 1x1 (default rule)", {1, 48, 6, 19}, {24, 48, 1, 1}, {}, false});
+  cases.push_back({"3->12 3x3 stride 2 (default rule)", {1, 3, 21, 30}, {12, 3, 3, 3}, {ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
+  ops::ActivationAttrs acts[] = {
+      {ops::Activation::kNone, 0, 0},          {ops::Activation::kRelu, 0, 0},        {ops::Activation::kLeakyRelu, 0.1f, 0},
+      {ops::Activation::kClip, 0.f, 6.f},      {ops::Activation::kSigmoid, 0, 0},     {ops::Activation::kSiLU, 0, 0},
+      {ops::Activation::kTanh, 0, 0},          {ops::Activation::kHardSwish, 0, 0},   {ops::Activation::kHardSigmoid, 0.2f, 0.5f},
+      {ops::Activation::kSiLU, 0, 0, 0.5f, -0.25f},
+  };
+  int64_t differing = 0;
+  for (const ConvCase& c : cases)
+    for (const auto& a : acts)
+      for (bool residual : {false, true}) {
+        const std::string what = c.name + ", activation " + std::to_string(static_cast<int>(a.kind)) +
+                                 (a.has_post_affine() ? " + post_affine" : "") + (residual ? " + residual" : "");
+        const Built built = Make("FusedConv", ops::kKilnDomain, c, residual, ops::ActivationToAttributes(a));
+        Tensor onednn, kiln_direct;
+        setenv("KILN_CPU_DIRECT", "0", 1);
+        ExpectCpuMatchesReference(built, what + " (oneDNN)", c.atol, &onednn);
+        setenv("KILN_CPU_DIRECT", "all", 1);
+        ExpectCpuMatchesReference(built, what + " (kiln direct)", c.atol, &kiln_direct);
+        unsetenv("KILN_CPU_DIRECT");
+        ASSERT_TRUE(onednn.defined() && kiln_direct.defined()) << what;
+        differing += std::memcmp(onednn.Contiguous().raw(), kiln_direct.Contiguous().raw(), onednn.nbytes()) != 0;
+      }
+  if (cpu::DirectConv::Available()) EXPECT_GT(differing, 0) << "no case computed differently from oneDNN: did the kiln kernel run?";
 }
 
 // Dynamic batch and spatial dims: primitives are built per input shape.
