@@ -22,8 +22,8 @@ inline float Act(float x, float a, float b) {
   if constexpr (K == Activation::kLeakyRelu) return x < 0 ? a * x : x;
   if constexpr (K == Activation::kSigmoid) return SigmoidF(x);
   if constexpr (K == Activation::kSiLU) return x * SigmoidF(x);
-  if constexpr (K == Activation::kHardSigmoid) return std::fmin(1.f, std::fmax(0.f, a * x + b));
-  if constexpr (K == Activation::kHardSwish) return x * std::fmin(1.f, std::fmax(0.f, x * (1.f / 6.f) + 0.5f));
+  if constexpr (K == Activation::kHardSigmoid) return Clamp01(a * x + b);
+  if constexpr (K == Activation::kHardSwish) return x * Clamp01(x * (1.f / 6.f) + 0.5f);
   if constexpr (K == Activation::kTanh) return TanhF(x);
   return x;
 }

@@ -1,6 +1,7 @@
 // The convolution epilogue's activations (conv_epilogue.h), in particular
 // the AVX-512 Sigmoid and SiLU (exp by vscalefps, reciprocal by vrcp14ps
-// plus a Newton step), against ops::ApplyActivation in double, over the
+// plus a Newton step) and the NaN rule of HardSigmoid / HardSwish's clamp,
+// against ops::ApplyActivation in double, over the
 // whole float range that matters: saturation at both ends, values near 0,
 // NaN and infinities, odd lengths (the masked tail), a residual and
 // post_affine.
@@ -26,12 +27,16 @@ std::vector<float> Inputs() {
   return x;
 }
 
-TEST(ConvEpilogue, SigmoidAndSiLUMatchTheDefinition) {
-  for (ops::Activation kind : {ops::Activation::kSigmoid, ops::Activation::kSiLU})
+TEST(ConvEpilogue, EveryActivationMatchesTheDefinition) {
+  using A = ops::Activation;
+  for (A kind : {A::kSigmoid, A::kSiLU, A::kHardSigmoid, A::kHardSwish, A::kRelu, A::kClip, A::kLeakyRelu, A::kTanh})
     for (bool affine : {false, true})
       for (bool residual : {false, true}) {
         ops::ActivationAttrs act;
         act.kind = kind;
+        if (kind == A::kHardSigmoid) act.alpha = 0.2f, act.beta = 0.5f;
+        if (kind == A::kClip) act.alpha = -0.5f, act.beta = 6.f;
+        if (kind == A::kLeakyRelu) act.alpha = 0.1f;
         if (affine) act.post_scale = 0.5f, act.post_shift = -2.f;
         const std::vector<float> x = Inputs();
         std::vector<float> z(x.size(), 0.f), y = x;
@@ -52,7 +57,8 @@ TEST(ConvEpilogue, SigmoidAndSiLUMatchTheDefinition) {
           } else if (std::isinf(want)) {
             EXPECT_EQ(y[i], static_cast<float>(want)) << what;
           } else {
-            EXPECT_NEAR(y[i], want, 1e-6 * (std::fabs(want) + scale) + 1e-37) << what;
+            // TanhF = 1 - 2/(e^2x + 1) loses ~1e-7 absolute near 0.
+            EXPECT_NEAR(y[i], want, 1e-6 * (std::fabs(want) + scale) + (kind == A::kTanh ? 3e-7 : 1e-37)) << what;
           }
         }
       }

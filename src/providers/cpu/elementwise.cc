@@ -189,10 +189,10 @@ KILN_CPU_CLONES void ExpRun(float* o, const float* x, int64_t n, UnaryParams) {
   for (int64_t i = 0; i < n; ++i) o[i] = ExpF(x[i]);
 }
 KILN_CPU_CLONES void HardSigmoidRun(float* o, const float* x, int64_t n, UnaryParams p) {
-  for (int64_t i = 0; i < n; ++i) o[i] = std::fmin(1.f, std::fmax(0.f, p.alpha * x[i] + p.beta));
+  for (int64_t i = 0; i < n; ++i) o[i] = Clamp01(p.alpha * x[i] + p.beta);
 }
 KILN_CPU_CLONES void HardSwishRun(float* o, const float* x, int64_t n, UnaryParams) {
-  for (int64_t i = 0; i < n; ++i) o[i] = x[i] * std::fmin(1.f, std::fmax(0.f, x[i] * (1.f / 6.f) + 0.5f));
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] * Clamp01(x[i] * (1.f / 6.f) + 0.5f);
 }
 // Clip: bounds as alpha (min) and beta (max); NaN passes through as the spec's.
 KILN_CPU_CLONES void ClipRun(float* o, const float* x, int64_t n, UnaryParams p) {
