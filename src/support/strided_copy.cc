@@ -57,6 +57,31 @@ void ForEachIndex(const std::vector<Dim>& dims, F&& f) {
   }
 }
 
+// dst[a * K + i] = src[a + i * plane] for a < n, i < K: a few planes
+// interleaved (an image's channels into channels-last), K known to the
+// compiler so it vectorizes the interleave instead of looping K times per
+// pixel (the tiled loop below ran 3-channel inputs at ~0.6 ns per value).
+template <typename T, int K>
+void Interleave(T* __restrict dst, const T* __restrict src, int64_t n, int64_t plane) {
+  for (int64_t a = 0; a < n; ++a)
+    for (int i = 0; i < K; ++i) dst[a * K + i] = src[a + i * plane];
+}
+
+template <typename T>
+bool TryInterleave(T* dst, const T* src, const Dim& u, const Dim& inner, std::vector<Dim>& outer) {
+  if (u.dst != inner.size) return false;
+  auto run = [&](auto fn) {
+    ForEachIndex(outer, [&](int64_t d, int64_t s) { fn(dst + d, src + s, u.size, inner.src); });
+    return true;
+  };
+  switch (inner.size) {
+    case 2: return run(Interleave<T, 2>);
+    case 3: return run(Interleave<T, 3>);
+    case 4: return run(Interleave<T, 4>);
+    default: return false;
+  }
+}
+
 template <typename T>
 void Copy(T* dst, const T* src, std::vector<Dim> dims) {
   if (dims.empty()) {
@@ -83,6 +108,7 @@ void Copy(T* dst, const T* src, std::vector<Dim> dims) {
   const Dim u = dims[unit];
   dims.pop_back();
   dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(unit));
+  if (TryInterleave(dst, src, u, inner, dims)) return;
   constexpr int64_t kTile = 32;
   ForEachIndex(dims, [&](int64_t d, int64_t s) {
     for (int64_t u0 = 0; u0 < u.size; u0 += kTile) {

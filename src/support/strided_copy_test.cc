@@ -65,6 +65,23 @@ TEST(StridedCopy, PermutedViewsMatchTheNaiveWalk) {
   }
 }
 
+// NCHW images of 2-4 channels viewed channels-last: the interleave path
+// (an image input converted for the first convolution), batch 1 and 3,
+// every element size, pixel counts that do and do not fill vectors.
+TEST(StridedCopy, FewPlanesInterleavedIntoChannelsLast) {
+  std::mt19937 rng(9);
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}})
+    for (int64_t c : {2, 3, 4})
+      for (int64_t n : {1, 3})
+        for (auto [h, w] : {std::pair<int64_t, int64_t>{5, 7}, {48, 192}}) {
+          std::vector<char> buf(static_cast<size_t>(n * c * h * w) * es);
+          for (auto& v : buf) v = static_cast<char>(rng());
+          // logical [n, h, w, c] over NCHW storage
+          Check(es, {n, h, w, c}, {c * h * w, w, 1, h * w}, buf.data(),
+                "es " + std::to_string(es) + " c " + std::to_string(c) + " n " + std::to_string(n) + " " + std::to_string(h) + "x" + std::to_string(w));
+        }
+}
+
 TEST(StridedCopy, ChannelsLastToNchwBroadcastAndReversed) {
   // [1,32,112,112] stored channels-last: the graph-output conversion the tiles are for.
   std::vector<float> nhwc(32 * 112 * 112);
