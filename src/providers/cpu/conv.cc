@@ -52,6 +52,7 @@ struct ConvPrimitive {
   dnnl::memory weights;  // reordered into pd.weights_desc()
   dnnl::memory bias;
   Shape out_shape;
+  dnnl::memory::desc src_md, dst_md;  // channels-last x and y, built once
   // Winograd (see the top): src reordered into pd's blocked layout, dst
   // brought back by BlockedToChannelsLast with `block` channels per block.
   bool blocked = false;
@@ -74,12 +75,20 @@ class ConvKernel {
       : node_(node), attrs_(std::move(attrs)), act_(act), residual_(residual), w_(w.Contiguous()), b_(b) {}
 
   Result<std::shared_ptr<const ConvPrimitive>> Get(const Shape& x) {
+    if (static_ && x == static_shape_) return static_;  // set before any run, never changed: no lock
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(x);
     if (it != cache_.end()) return it->second;
     KILN_ASSIGN_OR_RETURN(auto p, Build(x));
     cache_[x] = p;
     return p;
+  }
+
+  // The primitive for the shape known at session creation, built now.
+  Status BuildStatic(const Shape& x) {
+    KILN_ASSIGN_OR_RETURN(static_, Get(x));
+    static_shape_ = x;
+    return Status::Ok();
   }
 
   Status Run(runtime::KernelContext& ctx) {
@@ -102,8 +111,8 @@ class ConvKernel {
       p->direct->Run(x.data<float>(), y.data<float>(), residual);
       return Status::Ok();
     }
-    return Guard(node_.Describe().c_str(), [&] {
-      dnnl::memory src({Dims(x.shape()), dt::f32, tag::nhwc}, Engine(), const_cast<void*>(x.raw()));
+    return Guard(node_, [&] {
+      dnnl::memory src(p->src_md, Engine(), const_cast<void*>(x.raw()));
       if (p->blocked) {
         thread_local std::vector<uint8_t> src_buf, dst_buf;
         dnnl::memory bsrc(p->pd.src_desc(), Engine(), ThreadBuffer(src_buf, p->pd.src_desc().get_size()));
@@ -115,10 +124,8 @@ class ConvKernel {
                               {o[0], o[1], o[2] * o[3], p->block}, act_);
         return;
       }
-      dnnl::memory dst({Dims(p->out_shape), dt::f32, tag::nhwc}, Engine(), y.raw());
-      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
-      if (p->bias) args.emplace(DNNL_ARG_BIAS, p->bias);
-      Execute(p->prim, p->pd, std::move(args));
+      dnnl::memory dst(p->dst_md, Engine(), y.raw());
+      Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, dst}});
     });
   }
 
@@ -134,6 +141,10 @@ class ConvKernel {
     KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "input", x));
     KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "output", p->out_shape));
     KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "weights", ws));
+    KILN_RETURN_IF_ERROR(Guard(node_, [&] {
+      p->src_md = dnnl::memory::desc(Dims(x), dt::f32, tag::nhwc);
+      p->dst_md = dnnl::memory::desc(Dims(p->out_shape), dt::f32, tag::nhwc);
+    }));
     dnnl::memory::dims strides = {attrs_.sp.strides[0], attrs_.sp.strides[1]};
     dnnl::memory::dims dil = {attrs_.sp.dilations[0] - 1, attrs_.sp.dilations[1] - 1};
     dnnl::memory::dims pad_l = {geo[0].pad_begin, geo[1].pad_begin};
@@ -152,7 +163,7 @@ class ConvKernel {
       }
     }
     SerialScope serial(flops < kSerialFlops);
-    Status s = Guard(node_.Describe().c_str(), [&] {
+    Status s = Guard(node_, [&] {
       dnnl::memory::desc src_md(Dims(x), dt::f32, tag::nhwc);
       dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, tag::nhwc);
       dnnl::memory::desc w_any(wdims, dt::f32, tag::any);
@@ -226,6 +237,8 @@ class ConvKernel {
   Tensor w_, b_;
   std::mutex mu_;
   std::map<Shape, std::shared_ptr<const ConvPrimitive>> cache_;
+  std::shared_ptr<const ConvPrimitive> static_;
+  Shape static_shape_;
 };
 
 bool IsFloat4D(const ir::TypeInfo* t) {
@@ -264,7 +277,7 @@ Result<runtime::Kernel> MakeConv(const runtime::KernelInit& init, bool fused) {
     static_shape = static_shape && d.known();
     xs.push_back(d.value);
   }
-  if (static_shape) KILN_RETURN_IF_ERROR(kernel->Get(xs).status());
+  if (static_shape) KILN_RETURN_IF_ERROR(kernel->BuildStatic(xs));
   runtime::KernelLayouts layouts;
   layouts.inputs.resize(4);
   layouts.inputs[0].orders = {kChannelsLast};

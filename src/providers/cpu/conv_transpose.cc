@@ -101,7 +101,7 @@ class ConvTransposeKernel {
       return Status::Ok();
     }
     if (p->tiled) return RunTiled(*p, x, y);
-    return Guard(node_.Describe().c_str(), [&] {
+    return Guard(node_, [&] {
       dnnl::memory src({Dims(x.shape()), dt::f32, tag::nhwc}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({Dims(p->out_shape), dt::f32, tag::nhwc}, Engine(), y.raw());
       std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
@@ -119,7 +119,7 @@ class ConvTransposeKernel {
     thread_local std::vector<uint8_t> tile_buf;
     float* prod = kh == 1 ? y.data<float>()
                           : static_cast<float*>(ThreadBuffer(tile_buf, static_cast<size_t>(p.rows * p.cols) * sizeof(float)));
-    KILN_RETURN_IF_ERROR(Guard(node_.Describe().c_str(), [&] {
+    KILN_RETURN_IF_ERROR(Guard(node_, [&] {
       dnnl::memory src({{p.rows, x.shape()[1]}, dt::f32, tag::ab}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({{p.rows, p.cols}, dt::f32, tag::ab}, Engine(), prod);
       std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
@@ -217,10 +217,10 @@ class ConvTransposeKernel {
       tiled = tiled && attrs_.sp.kernel_shape[i] == strides[i] && attrs_.sp.dilations[i] == 1 && pad_l[i] == 0 &&
               p->out_shape[2 + i] == x[2 + i] * strides[i];
     if (tiled) {
-      KILN_RETURN_IF_ERROR(Guard(node_.Describe().c_str(), [&] { BuildTiled(*p, x); }));
+      KILN_RETURN_IF_ERROR(Guard(node_, [&] { BuildTiled(*p, x); }));
       return std::shared_ptr<const DeconvPrimitive>(p);
     }
-    Status s = Guard(node_.Describe().c_str(), [&] {
+    Status s = Guard(node_, [&] {
       dnnl::memory::desc src_md(Dims(x), dt::f32, tag::nhwc);
       dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, tag::nhwc);
       dnnl::memory::desc w_any(wdims, dt::f32, tag::any);

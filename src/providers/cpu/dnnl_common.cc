@@ -103,17 +103,41 @@ dnnl::memory BiasMemory(const Tensor& b) {
   return m;
 }
 
-void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, std::unordered_map<int, dnnl::memory> args) {
+namespace {
+
+void ExecuteC(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, dnnl_exec_arg_t* args, int n) {
   thread_local std::vector<uint8_t> scratch;
-  const dnnl::memory::desc sd = pd.scratchpad_desc();
-  const size_t need = sd.get_size();
+  thread_local dnnl::stream stream(Engine());
+  const dnnl_memory_desc_t* sd = dnnl_primitive_desc_query_md(pd.get(), dnnl_query_scratchpad_md, 0);
+  const size_t need = sd ? dnnl_memory_desc_get_size(sd) : 0;
+  dnnl::memory scratch_mem;
   if (need > 0) {
     if (scratch.size() < need) scratch.resize(need);
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, Engine(), scratch.data()));
+    scratch_mem = dnnl::memory(dnnl::memory::desc(*sd), Engine(), scratch.data());
+    args[n++] = {DNNL_ARG_SCRATCHPAD, scratch_mem.get()};
   }
-  thread_local dnnl::stream stream(Engine());
-  prim.execute(stream, args);
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), stream.get(), n, args), "could not execute a primitive");
   stream.wait();
+}
+
+}  // namespace
+
+void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, std::initializer_list<ExecArg> args) {
+  constexpr size_t kMax = 15;  // oneDNN primitives take a handful; one slot stays for the scratchpad
+  if (args.size() > kMax) throw dnnl::error(dnnl_invalid_arguments, "too many primitive arguments");
+  dnnl_exec_arg_t c[kMax + 1];
+  int n = 0;
+  for (const ExecArg& a : args)
+    if (a.mem) c[n++] = {a.arg, a.mem.get()};  // an empty memory (no bias) is left out
+  ExecuteC(prim, pd, c, n);
+}
+
+void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, const std::unordered_map<int, dnnl::memory>& args) {
+  std::vector<dnnl_exec_arg_t> c;
+  c.reserve(args.size() + 1);
+  for (const auto& [k, m] : args) c.push_back({k, m.get()});
+  c.push_back({});
+  ExecuteC(prim, pd, c.data(), static_cast<int>(args.size()));
 }
 
 }  // namespace kiln::cpu

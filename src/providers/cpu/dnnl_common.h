@@ -42,9 +42,16 @@ dnnl::memory BiasMemory(const Tensor& b);
 void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n);
 
 // Executes `prim` on the calling thread, with a scratchpad of this thread's
-// own (grown as needed, kept for the next call).
+// own (grown as needed, kept for the next call). The arguments go to
+// oneDNN's C API as they are: the C++ API's unordered_map and its copy into
+// a vector were two allocations per node per run.
+struct ExecArg {
+  int arg;
+  const dnnl::memory& mem;
+};
+void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, std::initializer_list<ExecArg> args);
 void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
-             std::unordered_map<int, dnnl::memory> args);
+             const std::unordered_map<int, dnnl::memory>& args);
 
 // oneDNN fixes a primitive's thread count when the primitive is created (from
 // omp_get_max_threads). A primitive with less work than kSerialFlops is
@@ -63,14 +70,15 @@ class SerialScope {
   int saved_ = 0;
 };
 
-// Runs a oneDNN call, turning a dnnl::error into a Status.
+// Runs a oneDNN call, turning a dnnl::error into a Status that names the
+// node (described only on error: this runs for every node of every run).
 template <typename F>
-Status Guard(const char* what, F&& f) {
+Status Guard(const ir::Node& node, F&& f) {
   try {
     f();
     return Status::Ok();
   } catch (const dnnl::error& e) {
-    return Internal(std::string(what) + ": oneDNN: " + e.what());
+    return Internal(node.Describe() + ": oneDNN: " + e.what());
   }
 }
 

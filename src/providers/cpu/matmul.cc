@@ -122,7 +122,7 @@ class MatMulKernel {
       for (int64_t i = 0; i < p->m; ++i)
         for (int64_t j = 0; j < p->n; ++j) yp[i * p->n + j] = cp[i * p->sum_strides[0] + j * p->sum_strides[1]];
     }
-    return Guard(node_.Describe().c_str(), [&] {
+    return Guard(node_, [&] {
       std::unordered_map<int, dnnl::memory> args;
       args.emplace(DNNL_ARG_SRC, dnnl::memory(p->src_md, Engine(), const_cast<void*>(a.raw())));
       args.emplace(DNNL_ARG_WEIGHTS, p->weights ? p->weights : dnnl::memory(p->wei_md, Engine(), const_cast<void*>(b.raw())));
@@ -220,7 +220,7 @@ class MatMulKernel {
       const mdims cst = RowMajorStrides(addend);
       p->sum_strides = {addend[0] == 1 ? 0 : cst[0], addend[1] == 1 ? 0 : cst[1]};
     }
-    Status s = Guard(node_.Describe().c_str(), [&] {
+    Status s = Guard(node_, [&] {
       p->src_md = dnnl::memory::desc(src, dt::f32, src_strides);
       p->wei_md = dnnl::memory::desc(wei, dt::f32, wei_strides);
       p->dst_md = Plain(dst);

@@ -175,7 +175,7 @@ class PoolKernel {
     KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, order));
     if (y.numel() == 0) return Status::Ok();
     const tag t = cl ? tag::nhwc : tag::nchw;
-    KILN_RETURN_IF_ERROR(Guard(node_.Describe().c_str(), [&] {
+    KILN_RETURN_IF_ERROR(Guard(node_, [&] {
       dnnl::memory src({Dims(x.shape()), dt::f32, t}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({Dims(p->out_shape), dt::f32, t}, Engine(), y.raw());
       Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
@@ -236,7 +236,7 @@ class PoolKernel {
                                 : (kind_ == PoolKind::kAverage && attrs_.count_include_pad) ? dnnl::algorithm::pooling_avg_include_padding
                                                                                            : dnnl::algorithm::pooling_avg_exclude_padding;
     const tag t = channels_last ? tag::nhwc : tag::nchw;
-    Status s = Guard(node_.Describe().c_str(), [&] {
+    Status s = Guard(node_, [&] {
       dnnl::memory::desc src_md(Dims(x), dt::f32, t);
       dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, t);
       dnnl::primitive_attr attr;
