@@ -80,15 +80,48 @@ bool ArrivedOrder(const Tensor& x, DimOrder* order) {
 // are folded into C accumulators; a row-major plane into 16 lanes. Each
 // output cell is one thread's fixed-order fold, so the thread count changes
 // no result.
+// acc[j] = sum or max over rows r of x[r * stride + j], j < c. 16 channels
+// at a time in two register accumulators (even and odd rows), so no sum
+// waits on the previous row's (accumulating in memory did: 0.26 ns per
+// value). Always inlined, so each ISA clone below gets its own copy.
+template <bool kMax>
+__attribute__((always_inline)) inline float Fold2(float a, float b) {
+  if constexpr (kMax) return b > a ? b : a;
+  return a + b;
+}
+
+// kW channels from x into acc, over `rows` rows `stride` apart.
+template <bool kMax, int kW>
+__attribute__((always_inline)) inline void FoldBlock(const float* __restrict x, int64_t rows, int64_t stride, float* __restrict acc) {
+  float a[kW], b[kW];
+  for (int k = 0; k < kW; ++k) a[k] = x[k], b[k] = kMax ? x[k] : 0.f;
+  int64_t r = 1;
+  for (; r + 1 < rows; r += 2)
+    for (int k = 0; k < kW; ++k) {
+      a[k] = Fold2<kMax>(a[k], x[r * stride + k]);
+      b[k] = Fold2<kMax>(b[k], x[(r + 1) * stride + k]);
+    }
+  if (r < rows)
+    for (int k = 0; k < kW; ++k) a[k] = Fold2<kMax>(a[k], x[r * stride + k]);
+  for (int k = 0; k < kW; ++k) acc[k] = Fold2<kMax>(a[k], b[k]);
+}
+
+// Blocks of 16 channels, then 8, 4 and single ones (SE blocks of 8 channels
+// are common in small models).
+template <bool kMax>
+__attribute__((always_inline)) inline void FoldRows(const float* __restrict x, int64_t rows, int64_t stride, int64_t c, float* __restrict acc) {
+  int64_t j = 0;
+  for (; j + 16 <= c; j += 16) FoldBlock<kMax, 16>(x + j, rows, stride, acc + j);
+  if (j + 8 <= c) FoldBlock<kMax, 8>(x + j, rows, stride, acc + j), j += 8;
+  if (j + 4 <= c) FoldBlock<kMax, 4>(x + j, rows, stride, acc + j), j += 4;
+  for (; j < c; ++j) FoldBlock<kMax, 1>(x + j, rows, stride, acc + j);
+}
+
 KILN_CPU_CLONES void FoldRowsChannelsLast(const float* x, int64_t rows, int64_t stride, int64_t c, float* acc, bool max) {
-  for (int64_t j = 0; j < c; ++j) acc[j] = x[j];
-  for (int64_t r = 1; r < rows; ++r) {
-    const float* row = x + r * stride;
-    if (max)
-      for (int64_t j = 0; j < c; ++j) acc[j] = row[j] > acc[j] ? row[j] : acc[j];
-    else
-      for (int64_t j = 0; j < c; ++j) acc[j] += row[j];
-  }
+  if (max)
+    FoldRows<true>(x, rows, stride, c, acc);
+  else
+    FoldRows<false>(x, rows, stride, c, acc);
 }
 
 KILN_CPU_CLONES float FoldPlane(const float* x, int64_t n, bool max) {
