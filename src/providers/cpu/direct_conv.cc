@@ -109,20 +109,26 @@ bool DirectConv::Available() {
   return ok;
 }
 
-// Where oneDNN's channels-last kernels lose: output channels that are not a
-// multiple of 16 (both waste lanes, oneDNN more) with a short reduction.
-// Measured kernel against primitive, single-conv, SiLU fused, min of 30
-// runs on this machine's AMD EPYC (AVX-512), oneDNN 2.6, at 1 / 2 threads:
-// 12->24 3x3 at 320x320 0.88 / 0.88, 24->24 3x3 at 160x160 0.91 / 0.92,
-// 48->24 1x1 0.90 / 0.89, 12->12 3x3 1.06 / 0.87, 3->12 3x3/2 0.97 / 0.97;
-// at parity (0.97-1.05) with 16-multiples such as 24->48, 16->32, 16->96,
-// 32->64, which stay on oneDNN.
+// Where oneDNN's channels-last kernels lose: a short reduction (at most 128
+// values per output), or few output channels that are not a multiple of 16
+// (both waste lanes there, oneDNN more) over at most 216. Measured kernel
+// against primitive on single convolutions with the caches flushed before
+// each run (a model's weights and outputs are not in cache when a layer
+// starts; warm-cache timings favoured oneDNN and did not predict the
+// models), min of 30 runs, 1 thread, this machine's AMD EPYC with AVX-512,
+// oneDNN 2.6: 1x1 16->96 at 112x112 0.76, 24->144 0.79, 144->24 0.76,
+// 32->192 0.79, 64->384 0.85, 64->256 at 56x56 0.90, 48->24 at 160x160 0.82,
+// 3x3 12->24 at 320x320 0.87; on longer reductions oneDNN wins (1x1
+// 144->32 and 192->32 at 28x28 1.21, 960->160 1.19, 320->1280 1.43). In the
+// models (`kiln bench --profile`): mobilenet_v2's 16->96 0.435 -> 0.383 ms,
+// rtmdet_like's convolutions 77.6 -> 74.0 ms in all.
 bool DirectConv::Preferred(const DirectConvShape& s) {
   const char* v = std::getenv("KILN_CPU_DIRECT");
   const std::string mode = v ? v : "";
   if (mode == "0" || !Available()) return false;
   if (mode == "all") return true;
-  return s.oc % 16 != 0 && s.oc <= 48 && s.ic * s.kh * s.kw <= 216;
+  const int64_t k = s.ic * s.kh * s.kw;
+  return k <= 128 || (s.oc % 16 != 0 && s.oc <= 48 && k <= 216);
 }
 
 DirectConv::DirectConv(const DirectConvShape& s, const float* w, const float* bias, const ops::ActivationAttrs& act)

@@ -1,10 +1,9 @@
 // kiln's own direct convolution (2-D, float32, channels-last, group 1,
 // undilated) for the shapes where oneDNN 2.6's channels-last kernels are
-// weak: few output channels, not a multiple of 16, over a short reduction,
-// as in detector stems (3->12, 12->24 at 320x320) and narrow 1x1
-// projections (48->24). It is about 10% faster there (direct_conv.cc has
-// the figures); both are far below the FMA peak on such shapes because 12 or
-// 24 channels fill 16-lane vectors only partly.
+// weak: short reductions (1x1 convolutions of up to 128 input channels, the
+// expansions of inverted-residual blocks; detector stems such as 3->12 and
+// 12->24 at 320x320) and narrow outputs (48->24). It is 10-25% faster there
+// (direct_conv.cc has the figures).
 //
 // The kernel computes a tile of NP consecutive output pixels of one row by
 // NV vectors of 16 output channels in AVX-512 registers (NP * NV <= 24
