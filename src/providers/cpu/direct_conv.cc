@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "providers/cpu/conv_epilogue.h"
+#include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/parallel.h"
 
 namespace kiln::cpu {
@@ -144,7 +145,9 @@ DirectConv::DirectConv(const DirectConvShape& s, const float* w, const float* bi
 
 void DirectConv::Run(const float* x, float* y, const float* residual) const {
   const int64_t rows = s_.n * s_.oh;
-  ParallelFor(rows, rows * s_.ow * s_.oc, [&](int64_t r0, int64_t r1) {
+  // Threads only where oneDNN's primitives would use them (kSerialFlops).
+  const double flops = 2.0 * static_cast<double>(rows * s_.ow * s_.oc) * static_cast<double>(s_.ic * s_.kh * s_.kw);
+  ParallelFor(rows, flops < kSerialFlops ? 0 : kParallelMin, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) RunRow(x, y, residual, r / s_.oh, r % s_.oh);
   });
 }

@@ -80,6 +80,7 @@ TEST(DirectConv, MatchesDefinitionOnEveryTilingBranch) {
       {1, 6, 10, 26, 20, 3, 2, 3, 3, 0, 1, 2, 0},  // asymmetric pads, stride 3, 3x2 kernel
       {1, 48, 5, 33, 24, 1, 1, 1, 1, 0, 0, 0, 0},  // 1x1
       {1, 3, 13, 21, 32, 7, 7, 2, 2, 3, 3, 3, 3},  // 7x7 stride 2 stem
+      {2, 16, 40, 60, 48, 3, 3, 1, 1, 1, 1, 1, 1},  // 66 MFLOP: rows split across threads
   };
   for (const Case& c : cases)
     for (bool residual : {false, true}) Check(c, residual);
