@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -97,6 +98,7 @@ constexpr TileTable kTiles;
 float* AlignedFloats(int64_t n) {
   const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
   auto* p = static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64)));
+  if (!p) throw std::bad_alloc();
   std::memset(p, 0, std::max<size_t>(bytes, 64));
   return p;
 }
@@ -111,24 +113,29 @@ bool DirectConv::Available() {
 }
 
 // Where oneDNN's channels-last kernels lose: a short reduction (at most 128
-// values per output), or few output channels that are not a multiple of 16
-// (both waste lanes there, oneDNN more) over at most 216. Measured kernel
+// values per output for 1x1, 288 for larger kernels), or few output
+// channels that are not a multiple of 16 (both waste lanes there, oneDNN
+// more) over at most 216. Measured kernel
 // against primitive on single convolutions with the caches flushed before
 // each run (a model's weights and outputs are not in cache when a layer
 // starts; warm-cache timings favoured oneDNN and did not predict the
 // models), min of 30 runs, 1 thread, this machine's AMD EPYC with AVX-512,
 // oneDNN 2.6: 1x1 16->96 at 112x112 0.76, 24->144 0.79, 144->24 0.76,
 // 32->192 0.79, 64->384 0.85, 64->256 at 56x56 0.90, 48->24 at 160x160 0.82,
-// 3x3 12->24 at 320x320 0.87; on longer reductions oneDNN wins (1x1
-// 144->32 and 192->32 at 28x28 1.21, 960->160 1.19, 320->1280 1.43). In the
-// models (`kiln bench --profile`): mobilenet_v2's 16->96 0.435 -> 0.383 ms,
-// rtmdet_like's convolutions 77.6 -> 74.0 ms in all.
+// 3x3 12->24 at 320x320 0.87; with SiLU fused, 3x3 24->48/2 at 320x320
+// 0.85, 32->64/2 at 80x80 0.88, 16->32 0.84, 24->24 at 160x160 0.85, but
+// 48->96/2 (reduction 432) 1.00. On longer 1x1 reductions without an
+// activation oneDNN wins (144->32 and 192->32 at 28x28 1.21, 960->160 1.19,
+// 320->1280 1.43). In the models (`kiln bench --profile`): mobilenet_v2's
+// 16->96 0.435 -> 0.383 ms; rtmdet_like's convolutions 77.6 -> 74.0 ms in
+// all, then its seven 3x3/2 ones 15.6 -> 15.1 ms with the 288 bound.
 bool DirectConv::Preferred(const DirectConvShape& s) {
   const char* v = std::getenv("KILN_CPU_DIRECT");
   const std::string mode = v ? v : "";
   if (mode == "0" || !Available()) return false;
   if (mode == "all") return true;
   const int64_t k = s.ic * s.kh * s.kw;
+  if (s.kh * s.kw > 1 && k <= 288) return true;
   return k <= 128 || (s.oc % 16 != 0 && s.oc <= 48 && k <= 216);
 }
 
