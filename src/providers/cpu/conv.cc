@@ -164,8 +164,8 @@ class ConvKernel {
     }
     SerialScope serial(flops < kSerialFlops);
     Status s = Guard(node_, [&] {
-      dnnl::memory::desc src_md(Dims(x), dt::f32, tag::nhwc);
-      dnnl::memory::desc dst_md(Dims(p->out_shape), dt::f32, tag::nhwc);
+      const dnnl::memory::desc& src_md = p->src_md;
+      const dnnl::memory::desc& dst_md = p->dst_md;
       dnnl::memory::desc w_any(wdims, dt::f32, tag::any);
       dnnl::memory::desc b_md({ws[0]}, dt::f32, tag::x);
       dnnl::post_ops po;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -156,6 +157,42 @@ bool WinogradAvailable() {
   }
 }
 
+// Bit-for-bit equality of two outputs of the same shape.
+bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.Contiguous().raw(), b.Contiguous().raw(), a.nbytes()) == 0;
+}
+
+// A kernel choice made through an environment variable: its value (null:
+// unset) and a name for messages.
+struct EnvSetting {
+  const char* value;
+  const char* name;
+};
+
+// Every case x activation x residual as a FusedConv, run once with `var` at
+// `first` and once at `second`; both runs must match the reference, then
+// `check(what, first_output, second_output)` compares the two paths.
+void ForEachFusedCaseBothWays(const std::vector<ConvCase>& cases, const std::vector<ops::ActivationAttrs>& acts, const char* var,
+                              EnvSetting first, EnvSetting second,
+                              const std::function<void(const std::string&, const Tensor&, const Tensor&)>& check) {
+  auto set = [&](const EnvSetting& e) { e.value ? setenv(var, e.value, 1) : unsetenv(var); };
+  for (const ConvCase& c : cases)
+    for (const auto& a : acts)
+      for (bool residual : {false, true}) {
+        const std::string what = c.name + ", activation " + std::to_string(static_cast<int>(a.kind)) +
+                                 (a.has_post_affine() ? " + post_affine" : "") + (residual ? " + residual" : "");
+        const Built built = Make("FusedConv", ops::kKilnDomain, c, residual, ops::ActivationToAttributes(a));
+        Tensor out1, out2;
+        set(first);
+        ExpectCpuMatchesReference(built, what + " (" + first.name + ")", c.atol, &out1);
+        set(second);
+        ExpectCpuMatchesReference(built, what + " (" + second.name + ")", c.atol, &out2);
+        unsetenv(var);
+        ASSERT_TRUE(out1.defined() && out2.defined()) << what;
+        check(what, out1, out2);
+      }
+}
+
 // The Winograd path with every fused activation, residual and post_affine
 // (its epilogue applies them, conv_epilogue.cc), on channel counts that fill
 // whole and partial blocks of 16. Each case runs twice, with the Winograd
@@ -167,28 +204,17 @@ TEST(CpuFusedConv, WinogradEveryActivationAndResidual) {
   for (const ConvCase& c : Cases())
     if (c.name.find("Winograd") != std::string::npos) cases.push_back(c);
   ASSERT_EQ(cases.size(), 3u);
-  ops::ActivationAttrs acts[] = {
+  const std::vector<ops::ActivationAttrs> acts = {
       {ops::Activation::kNone, 0, 0},          {ops::Activation::kRelu, 0, 0},    {ops::Activation::kLeakyRelu, 0.1f, 0},
       {ops::Activation::kClip, 0.f, 6.f},      {ops::Activation::kClip, -0.2f, 0.3f}, {ops::Activation::kSigmoid, 0, 0},
       {ops::Activation::kSiLU, 0, 0},          {ops::Activation::kTanh, 0, 0},    {ops::Activation::kHardSwish, 0, 0},
       {ops::Activation::kHardSigmoid, 0.2f, 0.5f}, {ops::Activation::kSiLU, 0, 0, 0.5f, -0.25f},
   };
   const bool winograd = WinogradAvailable();
-  for (const ConvCase& c : cases)
-    for (const auto& a : acts)
-      for (bool residual : {false, true}) {
-        const std::string what = c.name + ", activation " + std::to_string(static_cast<int>(a.kind)) +
-                                 (a.has_post_affine() ? " + post_affine" : "") + (residual ? " + residual" : "");
-        const Built built = Make("FusedConv", ops::kKilnDomain, c, residual, ops::ActivationToAttributes(a));
-        Tensor direct, wino;
-        setenv("KILN_CPU_WINOGRAD", "0", 1);
-        ExpectCpuMatchesReference(built, what + " (direct)", c.atol, &direct);
-        unsetenv("KILN_CPU_WINOGRAD");
-        ExpectCpuMatchesReference(built, what + " (Winograd)", c.atol, &wino);
-        ASSERT_TRUE(direct.defined() && wino.defined()) << what;
-        const bool same = std::memcmp(direct.Contiguous().raw(), wino.Contiguous().raw(), direct.nbytes()) == 0;
-        if (winograd) EXPECT_FALSE(same) << what << ": the Winograd run computed exactly what the direct kernel did";
-      }
+  ForEachFusedCaseBothWays(cases, acts, "KILN_CPU_WINOGRAD", {"0", "direct"}, {nullptr, "Winograd"},
+                           [&](const std::string& what, const Tensor& direct, const Tensor& wino) {
+                             if (winograd) EXPECT_FALSE(SameBits(direct, wino)) << what << ": the Winograd run computed exactly what the direct kernel did";
+                           });
 }
 
 // kiln's own direct kernel (direct_conv.h; KILN_CPU_DIRECT=all hands it
@@ -204,28 +230,17 @@ TEST(CpuFusedConv, KilnDirectKernelEveryActivationAndResidual) {
   cases.push_back({"12->24 3x3 pad 1 (default rule)", {1, 12, 11, 37}, {24, 12, 3, 3}, {ints("pads", {1, 1, 1, 1})}});
   cases.push_back({"48->24 1x1 (default rule)", {1, 48, 6, 19}, {24, 48, 1, 1}, {}, false});
   cases.push_back({"3->12 3x3 stride 2 (default rule)", {1, 3, 21, 30}, {12, 3, 3, 3}, {ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
-  ops::ActivationAttrs acts[] = {
+  const std::vector<ops::ActivationAttrs> acts = {
       {ops::Activation::kNone, 0, 0},          {ops::Activation::kRelu, 0, 0},        {ops::Activation::kLeakyRelu, 0.1f, 0},
       {ops::Activation::kClip, 0.f, 6.f},      {ops::Activation::kSigmoid, 0, 0},     {ops::Activation::kSiLU, 0, 0},
       {ops::Activation::kTanh, 0, 0},          {ops::Activation::kHardSwish, 0, 0},   {ops::Activation::kHardSigmoid, 0.2f, 0.5f},
       {ops::Activation::kSiLU, 0, 0, 0.5f, -0.25f},
   };
   int64_t differing = 0;
-  for (const ConvCase& c : cases)
-    for (const auto& a : acts)
-      for (bool residual : {false, true}) {
-        const std::string what = c.name + ", activation " + std::to_string(static_cast<int>(a.kind)) +
-                                 (a.has_post_affine() ? " + post_affine" : "") + (residual ? " + residual" : "");
-        const Built built = Make("FusedConv", ops::kKilnDomain, c, residual, ops::ActivationToAttributes(a));
-        Tensor onednn, kiln_direct;
-        setenv("KILN_CPU_DIRECT", "0", 1);
-        ExpectCpuMatchesReference(built, what + " (oneDNN)", c.atol, &onednn);
-        setenv("KILN_CPU_DIRECT", "all", 1);
-        ExpectCpuMatchesReference(built, what + " (kiln direct)", c.atol, &kiln_direct);
-        unsetenv("KILN_CPU_DIRECT");
-        ASSERT_TRUE(onednn.defined() && kiln_direct.defined()) << what;
-        differing += std::memcmp(onednn.Contiguous().raw(), kiln_direct.Contiguous().raw(), onednn.nbytes()) != 0;
-      }
+  ForEachFusedCaseBothWays(cases, acts, "KILN_CPU_DIRECT", {"0", "oneDNN"}, {"all", "kiln direct"},
+                           [&](const std::string&, const Tensor& onednn, const Tensor& kiln_direct) {
+                             differing += !SameBits(onednn, kiln_direct);
+                           });
   if (cpu::DirectConv::Available()) EXPECT_GT(differing, 0) << "no case computed differently from oneDNN: did the kiln kernel run?";
 }
 

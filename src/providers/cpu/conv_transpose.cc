@@ -104,9 +104,7 @@ class ConvTransposeKernel {
     return Guard(node_, [&] {
       dnnl::memory src({Dims(x.shape()), dt::f32, tag::nhwc}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({Dims(p->out_shape), dt::f32, tag::nhwc}, Engine(), y.raw());
-      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
-      if (p->bias) args.emplace(DNNL_ARG_BIAS, p->bias);
-      Execute(p->prim, p->pd, std::move(args));
+      Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, dst}});
     });
   }
 
@@ -122,9 +120,7 @@ class ConvTransposeKernel {
     KILN_RETURN_IF_ERROR(Guard(node_, [&] {
       dnnl::memory src({{p.rows, x.shape()[1]}, dt::f32, tag::ab}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({{p.rows, p.cols}, dt::f32, tag::ab}, Engine(), prod);
-      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
-      if (p.bias) args.emplace(DNNL_ARG_BIAS, p.bias);
-      Execute(p.mm, p.mm_pd, std::move(args));
+      Execute(p.mm, p.mm_pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, p.bias}, {DNNL_ARG_DST, dst}});
     }));
     if (kh == 1) return Status::Ok();
     // Product row r = (n*H + i)*W + j, tile row a: y's row n*OH + i*kH + a,

@@ -12,6 +12,7 @@
 #include "providers/cpu/conv_epilogue.h"
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/parallel.h"
+#include "providers/cpu/vec_math.h"
 
 namespace kiln::cpu {
 namespace {
@@ -107,10 +108,7 @@ float* AlignedFloats(int64_t n) {
 
 void DirectConv::Free::operator()(float* p) const { std::free(p); }
 
-bool DirectConv::Available() {
-  static const bool ok = __builtin_cpu_supports("avx512f");
-  return ok;
-}
+bool DirectConv::Available() { return HasAvx512F(); }
 
 // Where oneDNN's channels-last kernels lose: a short reduction (at most 128
 // values per output for 1x1, 288 for larger kernels), or few output

@@ -1,5 +1,6 @@
-// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (2-D, float32)
-// on oneDNN's pooling_v2 primitive (it takes dilations). The factory runs
+// MaxPool and AveragePool (2-D, float32) on oneDNN's pooling_v2 primitive
+// (it takes dilations); GlobalMaxPool and GlobalAveragePool on kiln's own
+// loops (GlobalPool below). The factory runs
 // once per node at session creation and declines what oneDNN cannot compute
 // exactly, so those nodes fall back to the reference kernel:
 //   - other dtypes or ranks (1-D/3-D pools, MaxPool's int8/uint8);
@@ -221,47 +222,40 @@ class PoolKernel {
   Result<std::shared_ptr<const PoolPrimitive>> Build(const Shape& x, bool channels_last) {
     auto p = std::make_shared<PoolPrimitive>();
     dnnl::memory::dims kernel, strides, dil, pad_l, pad_r;
-    if (IsGlobal(kind_)) {
-      p->out_shape = {x[0], x[1], 1, 1};
-      kernel = {x[2], x[3]};
-      strides = {1, 1};
-      dil = {0, 0};
-      pad_l = pad_r = {0, 0};
-    } else {
-      ops::PoolAttrs a = attrs_;
-      KILN_ASSIGN_OR_RETURN(auto geo, ops::PoolGeometry(node_, a, {x[2], x[3]}));
-      p->out_shape = {x[0], x[1], geo[0].out, geo[1].out};
-      for (size_t i = 0; i < 2; ++i) {
-        const int64_t in = x[2 + i], s = a.sp.strides[i], d = a.sp.dilations[i], k = a.sp.kernel_shape[i];
-        const int64_t eff_k = (k - 1) * d + 1, out = geo[i].out;
-        // oneDNN's size is floor((in + pl + pr - eff_k) / s) + 1: keep the
-        // spec's end pad when it gives the same size, else (ceil_mode) the
-        // pad that ends the last window.
-        int64_t pr = geo[i].pad_end;
-        if ((in + geo[i].pad_begin + pr - eff_k) / s + 1 != out) pr = (out - 1) * s + eff_k - in - geo[i].pad_begin;
-        if (kind_ == PoolKind::kAverage && a.count_include_pad && pr > geo[i].pad_end)
-          return Unimplemented(node_.Describe() + ": ceil_mode adds a window past the end padding, which count_include_pad "
-                               "divides by its taps in the padded extent and oneDNN by the whole kernel");
-        kernel.push_back(k);
-        strides.push_back(s);
-        dil.push_back(d - 1);
-        pad_l.push_back(geo[i].pad_begin);
-        pad_r.push_back(pr);
-        // Output cells along this axis whose taps all fall outside the input.
-        std::vector<int64_t>& empty = i == 0 ? p->empty_rows : p->empty_cols;
-        for (int64_t o = 0; o < out; ++o) {
-          bool any = false;
-          for (int64_t j = 0; j < k && !any; ++j) {
-            const int64_t pos = o * s - geo[i].pad_begin + j * d;
-            any = pos >= 0 && pos < in;
-          }
-          if (!any) empty.push_back(o);
+    // Global pools never come here (kiln's own loops, GlobalPool above).
+    ops::PoolAttrs a = attrs_;
+    KILN_ASSIGN_OR_RETURN(auto geo, ops::PoolGeometry(node_, a, {x[2], x[3]}));
+    p->out_shape = {x[0], x[1], geo[0].out, geo[1].out};
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t in = x[2 + i], s = a.sp.strides[i], d = a.sp.dilations[i], k = a.sp.kernel_shape[i];
+      const int64_t eff_k = (k - 1) * d + 1, out = geo[i].out;
+      // oneDNN's size is floor((in + pl + pr - eff_k) / s) + 1: keep the
+      // spec's end pad when it gives the same size, else (ceil_mode) the
+      // pad that ends the last window.
+      int64_t pr = geo[i].pad_end;
+      if ((in + geo[i].pad_begin + pr - eff_k) / s + 1 != out) pr = (out - 1) * s + eff_k - in - geo[i].pad_begin;
+      if (kind_ == PoolKind::kAverage && a.count_include_pad && pr > geo[i].pad_end)
+        return Unimplemented(node_.Describe() + ": ceil_mode adds a window past the end padding, which count_include_pad "
+                             "divides by its taps in the padded extent and oneDNN by the whole kernel");
+      kernel.push_back(k);
+      strides.push_back(s);
+      dil.push_back(d - 1);
+      pad_l.push_back(geo[i].pad_begin);
+      pad_r.push_back(pr);
+      // Output cells along this axis whose taps all fall outside the input.
+      std::vector<int64_t>& empty = i == 0 ? p->empty_rows : p->empty_cols;
+      for (int64_t o = 0; o < out; ++o) {
+        bool any = false;
+        for (int64_t j = 0; j < k && !any; ++j) {
+          const int64_t pos = o * s - geo[i].pad_begin + j * d;
+          any = pos >= 0 && pos < in;
         }
-        // oneDNN refuses exclude-padding averages over windows of padding
-        // only (a division by zero), which the spec defines as 0.
-        if (kind_ == PoolKind::kAverage && !a.count_include_pad && !empty.empty())
-          return Unimplemented(node_.Describe() + ": a dilated window holds padding only, which oneDNN's exclude-padding average refuses");
+        if (!any) empty.push_back(o);
       }
+      // oneDNN refuses exclude-padding averages over windows of padding
+      // only (a division by zero), which the spec defines as 0.
+      if (kind_ == PoolKind::kAverage && !a.count_include_pad && !empty.empty())
+        return Unimplemented(node_.Describe() + ": a dilated window holds padding only, which oneDNN's exclude-padding average refuses");
     }
     KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "input", x));
     KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "output", p->out_shape));

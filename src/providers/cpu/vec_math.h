@@ -63,6 +63,13 @@ inline float Clamp01(float h) {
   return 0.f < m ? m : 0.f;
 }
 
+// Whether this CPU has AVX-512F, for the kernels written in its intrinsics
+// (checked once; the target_clones loops dispatch by themselves).
+inline bool HasAvx512F() {
+  static const bool ok = __builtin_cpu_supports("avx512f");
+  return ok;
+}
+
 inline float SigmoidF(float x) { return 1.f / (1.f + ExpF(-x)); }
 
 // tanh(x) = 1 - 2 / (exp(2x) + 1); exact enough away from 0, and near 0 the
