@@ -1,6 +1,6 @@
 // The convolution epilogue's activations (conv_epilogue.h), in particular
-// the AVX-512 Sigmoid and SiLU (exp by vscalefps, reciprocal by vrcp14ps
-// plus a Newton step) and the NaN rule of HardSigmoid / HardSwish's clamp,
+// the AVX-512 Sigmoid and SiLU (exp by vscalefps, one division, SiLU's x in
+// the numerator) and the NaN rule of HardSigmoid / HardSwish's clamp,
 // against ops::ApplyActivation in double, over the
 // whole float range that matters: saturation at both ends, values near 0,
 // NaN and infinities, odd lengths (the masked tail), a residual and
