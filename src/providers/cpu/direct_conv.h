@@ -10,7 +10,10 @@
 // accumulators): for each tap (kh, kw) and input channel it broadcasts one
 // input value per pixel and multiplies it into the weight vectors. Weights
 // are packed once, [kh][kw][ic][oc rounded up to 16] with zeros in the pad;
-// bias initializes the accumulators. Pixels whose window crosses the left or
+// bias initializes the accumulators. For 3-wide kernels at stride 1 with at
+// most 32 output channels, interior runs use row tiles instead: each input
+// value of the row is broadcast once for all three taps it feeds.
+// Pixels whose window crosses the left or
 // right border run one at a time with their taps clipped; rows crossing the
 // top or bottom border clip their kh range, so padding is never read.
 // Each output row is finished (residual added, activation and post_affine

@@ -69,8 +69,10 @@ TEST(DirectConv, MatchesDefinitionOnEveryTilingBranch) {
   if (!DirectConv::Available()) GTEST_SKIP() << "no AVX-512F on this CPU";
   const Case cases[] = {
       // n, ic, ih, iw, oc, kh, kw, sh, sw, pads t, l, b, r
-      {1, 3, 9, 40, 12, 3, 3, 1, 1, 1, 1, 1, 1},   // 1 vector with a tail, full 14-pixel tiles + a partial one
-      {2, 12, 7, 31, 24, 3, 3, 1, 1, 1, 1, 1, 1},  // 2 vectors, tail; batch 2
+      {1, 3, 9, 40, 12, 3, 3, 1, 1, 1, 1, 1, 1},   // 1 vector with a tail, a full 24-pixel row tile + a partial one
+      {2, 12, 7, 31, 24, 3, 3, 1, 1, 1, 1, 1, 1},  // 2 vectors, tail; batch 2; row tiles of 12, 12, 5
+      {1, 5, 6, 30, 32, 3, 3, 1, 1, 0, 0, 0, 0},   // unpadded: every column interior, row tiles 12, 12, 4
+      {1, 4, 5, 20, 48, 3, 3, 1, 1, 1, 1, 1, 1},   // 3 vectors at stride 1: pixel tiles, not row tiles
       {1, 5, 8, 29, 40, 3, 3, 2, 2, 1, 1, 1, 1},   // 3 vectors, stride 2
       {1, 4, 6, 17, 64, 3, 3, 1, 1, 1, 1, 1, 1},   // 4 whole vectors
       {1, 3, 5, 23, 80, 3, 3, 1, 1, 1, 1, 1, 1},   // 5 vectors: a chunk of 4 and one of 1
