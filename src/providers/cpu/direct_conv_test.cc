@@ -74,6 +74,9 @@ TEST(DirectConv, MatchesDefinitionOnEveryTilingBranch) {
       {1, 5, 6, 30, 32, 3, 3, 1, 1, 0, 0, 0, 0},   // unpadded: every column interior, row tiles 12, 12, 4
       {1, 4, 5, 20, 48, 3, 3, 1, 1, 1, 1, 1, 1},   // 3 vectors at stride 1: pixel tiles, not row tiles
       {1, 5, 8, 29, 40, 3, 3, 2, 2, 1, 1, 1, 1},   // 3 vectors, stride 2
+      {1, 3, 9, 61, 12, 3, 3, 2, 2, 1, 1, 1, 1},   // stride 2, 1 vector: 14 + 14 + 2 pixels
+      {1, 6, 7, 50, 24, 3, 3, 2, 2, 1, 1, 1, 1},   // stride 2, 2 vectors: 12 + 12
+      {1, 4, 6, 40, 16, 3, 3, 2, 2, 0, 0, 1, 1},   // stride 2, pads only at the end
       {1, 4, 6, 17, 64, 3, 3, 1, 1, 1, 1, 1, 1},   // 4 whole vectors
       {1, 3, 5, 23, 80, 3, 3, 1, 1, 1, 1, 1, 1},   // 5 vectors: a chunk of 4 and one of 1
       {1, 7, 6, 9, 17, 5, 5, 1, 1, 2, 2, 2, 2},    // 5x5, 17 channels (a 1-lane tail)
