@@ -13,10 +13,13 @@
 // too (it is copied into dst for the sum post-op). The executor converts
 // anything else before the kernel runs (KernelLayouts below).
 //
-// Winograd: a 3x3, stride-1, undilated, ungrouped Conv with at least 32
-// input and output channels runs oneDNN's Winograd kernel instead (F(2,3) or
-// F(4,3), oneDNN's choice), which needs 2.25-4x fewer multiplies. It works on
-// oneDNN's blocked layout only (nChw16c): src is reordered in, and the result
+// Winograd: a 3x3, stride-1, undilated, ungrouped Conv runs kiln's own
+// Winograd kernel (winograd.h) where its rule prefers it (at least 24 input
+// channels, outputs of 20x20 and more, channels not too wide; 0.5-0.7x
+// oneDNN's direct time there). Elsewhere, with at least 32 input and output
+// channels, it runs oneDNN's Winograd kernel (F(2,3) or F(4,3), oneDNN's
+// choice), which needs 2.25-4x fewer multiplies. That one works on oneDNN's
+// blocked layout only (nChw16c): src is reordered in, and the result
 // comes back to channels-last through kiln's own epilogue pass
 // (conv_epilogue.h), which also adds the residual and applies the activation
 // and post_affine, since the Winograd kernel takes no eltwise post-op but
@@ -24,7 +27,8 @@
 // 0.42-0.65x the direct kernel's time from 32 to 256 channels, 0.77x at 24,
 // 0.9-1.3x at 12-16 (hence the 32 floor), 0.85x at 512 channels on 7x7.
 // Its error against the direct kernel was ~2e-6 relative. KILN_CPU_WINOGRAD=0
-// turns it off (for A/B timing).
+// turns both off, =onednn leaves oneDNN's only, =kiln hands kiln's kernel
+// every shape it can run (for A/B timing and tests).
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -37,6 +41,7 @@
 #include "ops/fused.h"
 #include "providers/cpu/conv_epilogue.h"
 #include "providers/cpu/direct_conv.h"
+#include "providers/cpu/winograd.h"
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/families.h"
 
@@ -59,8 +64,10 @@ struct ConvPrimitive {
   int64_t block = 0;
   dnnl::reorder::primitive_desc to_blocked_pd;
   dnnl::reorder to_blocked;
-  // kiln's own kernel (direct_conv.h) instead of any oneDNN primitive.
+  // kiln's own kernels (direct_conv.h, winograd.h) instead of any oneDNN
+  // primitive; at most one is set.
   std::shared_ptr<const DirectConv> direct;
+  std::shared_ptr<const WinogradConv> winograd;
 };
 
 // Read at each primitive build (session creation), so tests can compare both paths.
@@ -105,10 +112,14 @@ class ConvKernel {
       if (!IsDenseInOrder(z, kChannelsLast)) return ctx.Error("cpu Conv was handed the residual input in a layout it did not declare");
       residual = z.data<float>();
       // oneDNN's direct kernel's sum post-op adds onto dst (both channels-last).
-      if (!p->blocked && !p->direct) std::memcpy(y.raw(), z.raw(), y.nbytes());
+      if (!p->blocked && !p->direct && !p->winograd) std::memcpy(y.raw(), z.raw(), y.nbytes());
     }
     if (p->direct) {
       p->direct->Run(x.data<float>(), y.data<float>(), residual);
+      return Status::Ok();
+    }
+    if (p->winograd) {
+      p->winograd->Run(x.data<float>(), y.data<float>(), residual);
       return Status::Ok();
     }
     return Guard(node_, [&] {
@@ -154,11 +165,20 @@ class ConvKernel {
     const double flops = 2.0 * static_cast<double>(x[0]) * static_cast<double>(ws[0]) * static_cast<double>(geo[0].out) *
                          static_cast<double>(geo[1].out) * static_cast<double>(ws[1]) * static_cast<double>(ws[2]) *
                          static_cast<double>(ws[3]);
+    const float* bias = b_.defined() ? b_.data<float>() : nullptr;
+    if (g == 1 && ws[2] == 3 && ws[3] == 3 && attrs_.sp.strides[0] == 1 && attrs_.sp.strides[1] == 1 && attrs_.sp.dilations[0] == 1 &&
+        attrs_.sp.dilations[1] == 1) {
+      const WinogradShape wg{x[0], x[2], x[3], x[1], geo[0].out, geo[1].out, ws[0], geo[0].pad_begin, geo[1].pad_begin};
+      if (WinogradConv::Preferred(wg)) {
+        p->winograd = std::make_shared<const WinogradConv>(wg, w_.data<float>(), bias, act_);
+        return std::shared_ptr<const ConvPrimitive>(p);
+      }
+    }
     if (g == 1 && attrs_.sp.dilations[0] == 1 && attrs_.sp.dilations[1] == 1) {
       const DirectConvShape d{x[0], x[2], x[3], x[1], geo[0].out, geo[1].out, ws[0], ws[2], ws[3],
                               attrs_.sp.strides[0], attrs_.sp.strides[1], geo[0].pad_begin, geo[1].pad_begin};
       if (DirectConv::Preferred(d)) {
-        p->direct = std::make_shared<const DirectConv>(d, w_.data<float>(), b_.defined() ? b_.data<float>() : nullptr, act_);
+        p->direct = std::make_shared<const DirectConv>(d, w_.data<float>(), bias, act_);
         return std::shared_ptr<const ConvPrimitive>(p);
       }
     }

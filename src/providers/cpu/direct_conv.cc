@@ -282,4 +282,27 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
   ResidualActivationInPlace(yrow, residual ? residual + (yrow - y) : nullptr, s.ow * s.oc, act_);
 }
 
+void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const float* w, int64_t nv, const float* bias,
+                float* y, int64_t y_stride) {
+  Tile t{};
+  t.x_pixel = x_stride;
+  t.ic = k;
+  t.taps_h = 1;
+  t.taps_w = 1;
+  t.ocp = 16 * nv;
+  t.y_pixel = y_stride;
+  t.last = 0xFFFF;
+  for (int64_t v0 = 0; v0 < nv; v0 += kMaxVectors) {
+    const int n = static_cast<int>(std::min<int64_t>(kMaxVectors, nv - v0));
+    t.w = w + 16 * v0;
+    t.bias = bias + 16 * v0;
+    for (int64_t r = 0; r < rows; r += kMaxPixels[n]) {
+      const int64_t np = std::min<int64_t>(kMaxPixels[n], rows - r);
+      t.x = x + r * x_stride;
+      t.y = y + r * y_stride + 16 * v0;
+      kTiles.fn[n][np](t);
+    }
+  }
+}
+
 }  // namespace kiln::cpu

@@ -62,4 +62,13 @@ class DirectConv {
   ops::ActivationAttrs act_;
 };
 
+// y[r][0, 16 * nv) = bias + x[r][0, k) . w for rows r in [0, rows), on the
+// direct kernel's register tiles: w is [k][16 * nv] with each row 64-byte
+// aligned, bias 16 * nv aligned values; x and y rows lie x_stride and
+// y_stride floats apart. Every value is one fixed-order sum. For kiln's
+// Winograd convolution (winograd.h), whose multiplications are such
+// products. AVX-512 only (DirectConv::Available).
+void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const float* w, int64_t nv, const float* bias,
+                float* y, int64_t y_stride);
+
 }  // namespace kiln::cpu
