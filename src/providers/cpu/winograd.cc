@@ -22,6 +22,11 @@
 namespace kiln::cpu {
 namespace {
 
+__mmask16 TailMask(int64_t channels, int64_t vec) {
+  const int64_t rest = channels - 16 * vec;
+  return static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
+}
+
 // The F(4x4, 3x3) transforms (Lavin and Gray, interpolation points 0, +-1,
 // +-2 and infinity), applied along one dimension to 16 channels at a time.
 
@@ -46,6 +51,36 @@ __attribute__((target("avx512f"))) inline void OutputTransform(const __m512 m[6]
   o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);         // m1 - m2 + 8(m3 - m4) + m5
 }
 
+// The input transform of one 6x6 window at (iy0, ix0) of image x, channels
+// [16 cv, 16 cv + 16): column by column (B^T d), then row by row
+// ((B^T d) B), into out + e * e_stride for the 36 positions e. kCheck:
+// the window may cross the input's border (those values read as 0).
+template <bool kCheck>
+__attribute__((target("avx512f"))) inline void TransformWindow(const float* x, const WinogradShape& s, int64_t iy0, int64_t ix0,
+                                                               int64_t cv, float* out, int64_t e_stride) {
+  const __mmask16 mask = TailMask(s.ic, cv);
+  const float* corner = x + 16 * cv;  // offset below by the window position, only where it is inside
+  __m512 col[6], r[6], t1[6][6];
+#pragma GCC unroll 6
+  for (int j = 0; j < 6; ++j) {
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) {
+      const int64_t iy = iy0 + i, ix = ix0 + j;
+      const bool inside = !kCheck || (iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw);
+      col[i] = inside ? _mm512_maskz_loadu_ps(mask, corner + (iy * s.iw + ix) * s.ic) : _mm512_setzero_ps();
+    }
+    InputTransform(col, r);
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) t1[i][j] = r[i];
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) {
+    InputTransform(t1[i], r);
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) _mm512_storeu_ps(out + (i * 6 + j) * e_stride, r[j]);
+  }
+}
+
 // G (6x3), which takes a 3-tap kernel row or column to the 6 points.
 constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
                              {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -60,11 +95,6 @@ float* AlignedFloats(int64_t n) {
   if (!p) throw std::bad_alloc();
   std::memset(p, 0, std::max<size_t>(bytes, 64));
   return p;
-}
-
-__mmask16 TailMask(int64_t channels, int64_t vec) {
-  const int64_t rest = channels - 16 * vec;
-  return static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
 }
 
 // The transformed input and products of one block stay within this many
@@ -148,52 +178,48 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
   const int64_t civ = icp_ / 16, cov = ocp_ / 16;
   const float* ximg = x + n * s.ih * s.iw * s.ic;
   // Input transform: v[e][t][c] for the 36 positions e of each tile t.
+  // Windows wholly inside the input (most of them) load without checks.
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t ty = (t0 + t) / tiles_x_, tx = (t0 + t) % tiles_x_;
     const int64_t iy0 = ty * 4 - s.pad_top, ix0 = tx * 4 - s.pad_left;
+    const bool interior = iy0 >= 0 && iy0 + 6 <= s.ih && ix0 >= 0 && ix0 + 6 <= s.iw;
     for (int64_t cv = 0; cv < civ; ++cv) {
-      const __mmask16 mask = TailMask(s.ic, cv);
-      __m512 d[6][6], col[6], r[6], t1[6][6];
-      for (int i = 0; i < 6; ++i) {
-        const int64_t iy = iy0 + i;
-        for (int j = 0; j < 6; ++j) {
-          const int64_t ix = ix0 + j;
-          const bool inside = iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw;
-          d[i][j] = inside ? _mm512_maskz_loadu_ps(mask, ximg + (iy * s.iw + ix) * s.ic + 16 * cv) : _mm512_setzero_ps();
-        }
-      }
-      for (int j = 0; j < 6; ++j) {  // B^T d, column by column
-        for (int i = 0; i < 6; ++i) col[i] = d[i][j];
-        InputTransform(col, r);
-        for (int i = 0; i < 6; ++i) t1[i][j] = r[i];
-      }
-      for (int i = 0; i < 6; ++i) {  // (B^T d) B, row by row
-        InputTransform(t1[i], r);
-        for (int j = 0; j < 6; ++j) _mm512_storeu_ps(v + ((i * 6 + j) * tiles + t) * icp_ + 16 * cv, r[j]);
+      float* out = v + t * icp_ + 16 * cv;
+      if (interior) {
+        TransformWindow<false>(ximg, s, iy0, ix0, cv, out, tiles * icp_);
+      } else {
+        TransformWindow<true>(ximg, s, iy0, ix0, cv, out, tiles * icp_);
       }
     }
   }
-  // The 36 products: m[e] = v[e] . u[e], tiles by output channels.
+  // The 36 products: m[e] = v[e] . u[e], tiles by output channels. The bias
+  // goes into position (1, 1): column 1 of A^T is all ones, so A^T m A adds
+  // it to each of the 16 outputs exactly once.
   for (int64_t e = 0; e < 36; ++e)
-    PackedGemm(v + e * tiles * icp_, icp_, tiles, s.ic, u_.get() + e * s.ic * ocp_, cov, zero_.get(), m + e * tiles * ocp_, ocp_);
-  // Output transform, plus bias, into y.
+    PackedGemm(v + e * tiles * icp_, icp_, tiles, s.ic, u_.get() + e * s.ic * ocp_, cov, e == 7 ? bias_.get() : zero_.get(),
+               m + e * tiles * ocp_, ocp_);
+  // Output transform into y: column by column (A^T m), then row by row
+  // ((A^T m) A); tiles wholly inside the output store without checks.
   float* yimg = y + n * s.oh * s.ow * s.oc;
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t oy0 = (t0 + t) / tiles_x_ * 4, ox0 = (t0 + t) % tiles_x_ * 4;
+    const int64_t rows = std::min<int64_t>(4, s.oh - oy0), cols = std::min<int64_t>(4, s.ow - ox0);
     for (int64_t ov = 0; ov < cov; ++ov) {
       const __mmask16 mask = TailMask(s.oc, ov);
-      const __m512 b = _mm512_load_ps(bias_.get() + 16 * ov);
-      __m512 col[6], r[4], t2[4][6], row[6];
-      for (int j = 0; j < 6; ++j) {  // A^T m, column by column
+      __m512 col[6], r[4], t2[4][6];
+      for (int j = 0; j < 6; ++j) {
         for (int i = 0; i < 6; ++i) col[i] = _mm512_loadu_ps(m + ((i * 6 + j) * tiles + t) * ocp_ + 16 * ov);
         OutputTransform(col, r);
         for (int i = 0; i < 4; ++i) t2[i][j] = r[i];
       }
-      for (int i = 0; i < 4 && oy0 + i < s.oh; ++i) {  // (A^T m) A, row by row
-        for (int j = 0; j < 6; ++j) row[j] = t2[i][j];
-        OutputTransform(row, r);
-        for (int j = 0; j < 4 && ox0 + j < s.ow; ++j)
-          _mm512_mask_storeu_ps(yimg + ((oy0 + i) * s.ow + ox0 + j) * s.oc + 16 * ov, mask, _mm512_add_ps(r[j], b));
+      float* out = yimg + (oy0 * s.ow + ox0) * s.oc + 16 * ov;
+      for (int i = 0; i < rows; ++i) {
+        OutputTransform(t2[i], r);
+        if (cols == 4 && mask == 0xFFFF) {
+          for (int j = 0; j < 4; ++j) _mm512_storeu_ps(out + (i * s.ow + j) * s.oc, r[j]);
+        } else {
+          for (int j = 0; j < cols; ++j) _mm512_mask_storeu_ps(out + (i * s.ow + j) * s.oc, mask, r[j]);
+        }
       }
     }
   }
