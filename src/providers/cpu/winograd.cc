@@ -1,6 +1,7 @@
 #include "providers/cpu/winograd.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -161,13 +162,17 @@ WinogradConv::WinogradConv(const WinogradShape& s, const float* w, const float* 
 void WinogradConv::Run(const float* x, float* y, const float* residual) const {
   // Each image's tiles, numbered row by row, cut into equal blocks of at
   // most block_ tiles (a block may span tile rows).
+  // Threads only where oneDNN's primitives would use them (kSerialFlops),
+  // and then at least one block per thread.
+  const double flops = 2.0 * 9.0 * static_cast<double>(s_.n * s_.oh * s_.ow) * static_cast<double>(s_.ic * s_.oc);
+  const bool parallel = flops >= kSerialFlops;
   const int64_t tiles = tiles_y_ * tiles_x_;
-  const int64_t chunks = (tiles + block_ - 1) / block_;
+  int64_t chunks = (tiles + block_ - 1) / block_;
+  if (parallel && s_.n * chunks < omp_get_max_threads())
+    chunks = std::min(tiles, (omp_get_max_threads() + s_.n - 1) / s_.n);
   const int64_t per = (tiles + chunks - 1) / chunks;
   const int64_t blocks = s_.n * chunks;
-  // Threads only where oneDNN's primitives would use them (kSerialFlops).
-  const double flops = 2.0 * 9.0 * static_cast<double>(s_.n * s_.oh * s_.ow) * static_cast<double>(s_.ic * s_.oc);
-  ParallelFor(blocks, flops < kSerialFlops ? 0 : kParallelMin, [&](int64_t b0, int64_t b1) {
+  ParallelFor(blocks, parallel ? kParallelMin : 0, [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> v, m;
     v.resize(static_cast<size_t>(36 * per * icp_));
     m.resize(static_cast<size_t>(36 * per * ocp_));
