@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_set>
 
@@ -107,6 +108,10 @@ class NodeContext final : public KernelContext {
   const Tensor& input(size_t i) const override {
     static const Tensor kUndefined;
     return i < inputs_.size() && inputs_[i].is_tensor() ? inputs_[i].tensor() : kUndefined;
+  }
+  bool input_exclusive(size_t i) const override {
+    const Tensor& t = input(i);
+    return t.defined() && t.storage() && t.storage().use_count() == 1;
   }
   const ir::TypeInfo& inferred_output(size_t i) const override {
     static const ir::TypeInfo kUnknown;
@@ -465,6 +470,11 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
       if (n.inputs[i].empty()) continue;
       KILN_ASSIGN_OR_RETURN(inputs[i], InputFor(n, i, plan.kernels[idx], scope));
     }
+    // Values whose last reader is this node leave the scope now, so the
+    // kernel holds the only reference to them (input_exclusive) and may
+    // write over them; the rest of release_after goes after the kernel.
+    for (const auto& name : plan.release_after[pos])
+      if (!wanted.count(name) && std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end()) scope.Erase(name);
     const int64_t opset = model_->OpsetFor(n.domain);
     // Output types: the load-time ones when the inputs are exactly what they
     // were inferred from, else inference on the run's inputs.

@@ -31,6 +31,10 @@ class KernelContext {
   virtual const Datum& input_datum(size_t i) const = 0;
   // Input i as a contiguous tensor; an undefined Tensor when absent or not a tensor.
   virtual const Tensor& input(size_t i) const = 0;
+  // Whether input i is a tensor whose storage nothing else holds: its value
+  // dies with this node (no later node, graph output, feed, constant or
+  // view reads it), so the kernel may write its output over it.
+  virtual bool input_exclusive(size_t i) const { return false; }
 
   // Output type inferred for this run (concrete inputs), kUnknown if none.
   virtual const ir::TypeInfo& inferred_output(size_t i) const = 0;

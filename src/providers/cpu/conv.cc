@@ -103,16 +103,28 @@ class ConvKernel {
     if (x.dtype() != DType::kFloat32 || x.rank() != 4) return ctx.Error("cpu Conv expects float32 NCHW input, got " + x.Describe());
     if (!IsDenseInOrder(x, kChannelsLast)) return ctx.Error(std::string("cpu Conv was handed input X in a layout it did not declare: ") + x.Describe());
     KILN_ASSIGN_OR_RETURN(auto p, Get(x.shape()));
-    KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, kChannelsLast));
     const float* residual = nullptr;
+    Tensor y;
     if (residual_) {
       const Tensor& z = ctx.input(3);
       if (z.shape() != p->out_shape || z.dtype() != DType::kFloat32)
         return ctx.Error("residual input " + z.Describe() + " must be float32 " + ShapeToString(p->out_shape));
       if (!IsDenseInOrder(z, kChannelsLast)) return ctx.Error("cpu Conv was handed the residual input in a layout it did not declare");
       residual = z.data<float>();
+      // The output is written over the residual where nothing else reads it
+      // any more (a ResNet or inverted-residual block's shortcut): oneDNN's
+      // sum post-op adds onto dst, and kiln's kernels read each residual
+      // value before writing the output value at its place. Not on the
+      // blocked (oneDNN Winograd) path, whose epilogue gathers first.
+      if (!p->blocked && ctx.input_exclusive(3)) {
+        y = z;
+        KILN_RETURN_IF_ERROR(ctx.SetOutput(0, Datum(y)));
+      }
+    }
+    if (!y.defined()) {
+      KILN_ASSIGN_OR_RETURN(y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, kChannelsLast));
       // oneDNN's direct kernel's sum post-op adds onto dst (both channels-last).
-      if (!p->blocked && !p->direct && !p->winograd) std::memcpy(y.raw(), z.raw(), y.nbytes());
+      if (residual && !p->blocked && !p->direct && !p->winograd) std::memcpy(y.raw(), residual, y.nbytes());
     }
     if (p->direct) {
       p->direct->Run(x.data<float>(), y.data<float>(), residual);

@@ -270,6 +270,49 @@ TEST(CpuFusedConv, KilnDirectKernelEveryActivationAndResidual) {
   if (cpu::DirectConv::Available()) EXPECT_GT(differing, 0) << "no case computed differently from oneDNN: did the kiln kernel run?";
 }
 
+// oneDNN's residual path writes its output over the residual input when
+// nothing else reads that value any more (input_exclusive), and into a copy
+// otherwise. Three graphs, each run on cpu (oneDNN forced) and reference:
+// the residual dead after the FusedConv (written over); read again by a
+// later Add (must survive); and a graph output (must be returned intact).
+TEST(CpuFusedConv, ResidualWrittenOverOnlyWhenNothingElseReadsIt) {
+  setenv("KILN_CPU_DIRECT", "0", 1);
+  for (int variant = 0; variant < 3; ++variant) {
+    ir::GraphBuilder b(17, "main", 13);
+    auto x = b.AddInput("x", DType::kFloat32, {1, 16, 6, 7});
+    auto w1 = b.AddRandomInitializer("w1", DType::kFloat32, {32, 16, 1, 1}, -0.5, 0.5);
+    auto w2 = b.AddRandomInitializer("w2", DType::kFloat32, {32, 16, 1, 1}, -0.5, 0.5);
+    auto bias = b.AddRandomInitializer("b", DType::kFloat32, {32}, -0.5, 0.5);
+    auto a = b.AddNode("Conv", {x, w1});
+    b.SetOpset(ops::kKilnDomain, 1);
+    auto y = b.AddNode("FusedConv", {x, w2, bias, a}, {}, 1, "fused", ops::kKilnDomain)[0];
+    if (variant == 0) b.AddOutput(y);
+    if (variant == 1) b.AddOutput(b.AddNode("Add", {y, a}));
+    if (variant == 2) {
+      b.AddOutput(y);
+      b.AddOutput(a);
+    }
+    auto m = b.Build();
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    ir::SeededRng rng(3);
+    std::map<std::string, Tensor> feeds{{"x", *ir::RandomTensor(DType::kFloat32, {1, 16, 6, 7}, rng, -1, 1)}};
+    auto ref = CreateSessionFromModel(*m);
+    SessionOptions o;
+    o.provider = "cpu";
+    o.opt_level = "disable";
+    auto cpu = CreateSessionFromModel(*m, o);
+    ASSERT_TRUE(ref.ok() && cpu.ok());
+    auto want = (*ref)->Run(feeds);
+    auto got = (*cpu)->Run(feeds);
+    ASSERT_TRUE(want.ok() && got.ok());
+    ASSERT_EQ(want->size(), got->size());
+    for (size_t k = 0; k < want->size(); ++k)
+      for (int64_t i = 0; i < (*want)[k].numel(); ++i)
+        ASSERT_NEAR((*got)[k].GetAsDouble(i), (*want)[k].GetAsDouble(i), 1e-5) << "variant " << variant << " output " << k << " at " << i;
+  }
+  unsetenv("KILN_CPU_DIRECT");
+}
+
 // Dynamic batch and spatial dims: primitives are built per input shape.
 TEST(CpuConv, DynamicShapesRebuildPerShape) {
   ir::GraphBuilder b(17, "main", 3);

@@ -31,21 +31,38 @@ struct Tile {
   int64_t ocp;
   const float* bias;  // at the tile's first output vector
   float* y;
+  const float* z;   // the residual at y's place (same strides), or null
   int64_t y_pixel;  // floats between output pixels (oc)
   __mmask16 last;   // lanes of the last output vector that are real channels
 };
+
+// Accumulators start at the bias plus, with a residual, the residual at
+// their output place: read before the tile stores there, so the output may
+// be written over the residual (Run's in-place case).
+template <int NV, int NP>
+__attribute__((target("avx512f"))) inline void InitAccumulators(const Tile& t, __m512 (&acc)[NP][NV]) {
+#pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) {
+    const __m512 b = _mm512_load_ps(t.bias + 16 * v);
+#pragma GCC unroll 32
+    for (int p = 0; p < NP; ++p) acc[p][v] = b;
+  }
+  if (!t.z) return;
+#pragma GCC unroll 32
+  for (int p = 0; p < NP; ++p) {
+    const float* zp = t.z + p * t.y_pixel;
+#pragma GCC unroll 16
+    for (int v = 0; v < NV - 1; ++v) acc[p][v] = _mm512_add_ps(acc[p][v], _mm512_loadu_ps(zp + 16 * v));
+    acc[p][NV - 1] = _mm512_add_ps(acc[p][NV - 1], _mm512_maskz_loadu_ps(t.last, zp + 16 * (NV - 1)));
+  }
+}
 
 // NP pixels x NV vectors of 16 output channels, accumulated in registers.
 // Compiled for AVX-512 only; called only where Available() said so.
 template <int NV, int NP>
 __attribute__((target("avx512f"))) void RunTile(const Tile& t) {
   __m512 acc[NP][NV];
-#pragma GCC unroll 16
-  for (int v = 0; v < NV; ++v) {
-    const __m512 b = _mm512_load_ps(t.bias + 16 * v);
-#pragma GCC unroll 16
-    for (int p = 0; p < NP; ++p) acc[p][v] = b;
-  }
+  InitAccumulators<NV, NP>(t, acc);
   // A window row's valid taps are one contiguous run of taps_w * ic input
   // values (channels-last), matching one contiguous run of packed weights.
   const int64_t run = t.taps_w * t.ic;
@@ -83,12 +100,7 @@ __attribute__((target("avx512f"))) void RunTile(const Tile& t) {
 template <int NV, int NP, int KW>
 __attribute__((target("avx512f"))) void RunRowTile(const Tile& t) {
   __m512 acc[NP][NV];
-#pragma GCC unroll 16
-  for (int v = 0; v < NV; ++v) {
-    const __m512 b = _mm512_load_ps(t.bias + 16 * v);
-#pragma GCC unroll 32
-    for (int p = 0; p < NP; ++p) acc[p][v] = b;
-  }
+  InitAccumulators<NV, NP>(t, acc);
   for (int64_t i = 0; i < t.taps_h; ++i) {
     const float* xp = t.x + i * t.x_row;
     const float* wp = t.w + i * t.w_row;
@@ -237,6 +249,7 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
   const int64_t col_lo = std::min(s.ow, (s.pad_left + s.sw - 1) / s.sw);
   const int64_t col_hi = s.iw + s.pad_left >= s.kw ? std::clamp((s.iw + s.pad_left - s.kw) / s.sw + 1, col_lo, s.ow) : col_lo;
   float* yrow = y + (n * s.oh + r) * s.ow * s.oc;
+  const float* zrow = residual ? residual + (yrow - y) : nullptr;
   const float* xrow = x + n * s.ih * s.iw * s.ic;  // image n; rows below are offset by (top + kh0)
 
   Tile t{};
@@ -267,6 +280,7 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
         // A window with no valid tap reads nothing (the tile is the bias).
         t.x = t.taps_h > 0 && t.taps_w > 0 ? xrow + ((top + kh0) * s.iw + left) * s.ic : x;
         t.y = yrow + c * s.oc + 16 * v0;
+        t.z = zrow ? zrow + c * s.oc + 16 * v0 : nullptr;
         (row_tiles ? kRowTiles.fn[nv][np] : kTiles.fn[nv][np])(t);
       }
     }
@@ -279,7 +293,7 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
   for (int64_t c = 0; c < col_lo; ++c) border(c);
   columns(col_lo, col_hi, 0, s.kw, false);
   for (int64_t c = col_hi; c < s.ow; ++c) border(c);
-  ResidualActivationInPlace(yrow, residual ? residual + (yrow - y) : nullptr, s.ow * s.oc, act_);
+  ResidualActivationInPlace(yrow, nullptr, s.ow * s.oc, act_);  // the residual is in already
 }
 
 void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const float* w, int64_t nv, const float* bias,

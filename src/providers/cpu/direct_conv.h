@@ -16,8 +16,8 @@
 // Pixels whose window crosses the left or
 // right border run one at a time with their taps clipped; rows crossing the
 // top or bottom border clip their kh range, so padding is never read.
-// Each output row is finished (residual added, activation and post_affine
-// applied) while it is in cache. Rows are split across threads; each output
+// A residual starts the accumulators with the bias; each output row is
+// finished (activation and post_affine applied) while it is in cache. Rows are split across threads; each output
 // value is one fixed-order sum, so the thread count changes no result.
 #pragma once
 
@@ -47,7 +47,8 @@ class DirectConv {
   // w: [oc, ic, kh, kw] row-major (ONNX); bias: oc values, or null.
   DirectConv(const DirectConvShape& s, const float* w, const float* bias, const ops::ActivationAttrs& act);
   // x [n, ih, iw, ic], y [n, oh, ow, oc] and residual (like y, or null),
-  // all dense channels-last.
+  // all dense channels-last. y may be the residual itself (each residual
+  // value is read before the output value at its place is written), not x.
   void Run(const float* x, float* y, const float* residual) const;
 
  private:

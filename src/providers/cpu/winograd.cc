@@ -213,6 +213,7 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
   // Output transform into y: column by column (A^T m), then row by row
   // ((A^T m) A); tiles wholly inside the output store without checks.
   float* yimg = y + n * s.oh * s.ow * s.oc;
+  const float* zimg = residual ? residual + n * s.oh * s.ow * s.oc : nullptr;
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t oy0 = (t0 + t) / tiles_x_ * 4, ox0 = (t0 + t) % tiles_x_ * 4;
     const int64_t rows = std::min<int64_t>(4, s.oh - oy0), cols = std::min<int64_t>(4, s.ow - ox0);
@@ -224,9 +225,15 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
         OutputTransform(col, r);
         for (int i = 0; i < 4; ++i) t2[i][j] = r[i];
       }
-      float* out = yimg + (oy0 * s.ow + ox0) * s.oc + 16 * ov;
+      const int64_t at = (oy0 * s.ow + ox0) * s.oc + 16 * ov;
+      float* out = yimg + at;
+      const float* res = zimg ? zimg + at : nullptr;
       for (int i = 0; i < rows; ++i) {
         OutputTransform(t2[i], r);
+        // The residual value is read before the output value at its place
+        // is written, so y may be the residual itself.
+        if (res)
+          for (int j = 0; j < cols; ++j) r[j] = _mm512_add_ps(r[j], _mm512_maskz_loadu_ps(mask, res + (i * s.ow + j) * s.oc));
         if (cols == 4 && mask == 0xFFFF) {
           for (int j = 0; j < 4; ++j) _mm512_storeu_ps(out + (i * s.ow + j) * s.oc, r[j]);
         } else {
@@ -235,14 +242,14 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
       }
     }
   }
-  // Residual and activation over the block's output rows, still in cache:
-  // in each tile row it touches, its columns of four output rows.
+  // Activation over the block's output rows, still in cache: in each tile
+  // row it touches, its columns of four output rows.
   for (int64_t ty = t0 / tiles_x_; ty * tiles_x_ < t1; ++ty) {
     const int64_t tx0 = std::max(t0, ty * tiles_x_) - ty * tiles_x_, tx1 = std::min(t1, (ty + 1) * tiles_x_) - ty * tiles_x_;
     const int64_t px0 = tx0 * 4, px1 = std::min(tx1 * 4, s.ow);
     for (int64_t i = 0; i < 4 && ty * 4 + i < s.oh; ++i) {
       const int64_t at = ((n * s.oh + ty * 4 + i) * s.ow + px0) * s.oc;
-      ResidualActivationInPlace(y + at, residual ? residual + at : nullptr, (px1 - px0) * s.oc, act_);
+      ResidualActivationInPlace(y + at, nullptr, (px1 - px0) * s.oc, act_);
     }
   }
 }

@@ -12,8 +12,8 @@
 //
 // Work is split into blocks of consecutive tiles (row by row), sized
 // so the transformed input and products stay in the core's L2 cache; each
-// block's output rows are finished there (bias, residual, activation) right
-// after its inverse transform. Blocks are split across threads; every
+// block's output rows are finished there (bias and residual in the inverse
+// transform, then the activation). Blocks are split across threads; every
 // output value is one fixed-order computation, so the thread count changes
 // no result. Rounding differs from a direct sum (the transforms scale by up
 // to 8 and back): within 1e-5 relative on typical activations, as oneDNN's
@@ -45,7 +45,7 @@ class WinogradConv {
   // w: [oc, ic, 3, 3] row-major (ONNX); bias: oc values, or null.
   WinogradConv(const WinogradShape& s, const float* w, const float* bias, const ops::ActivationAttrs& act);
   // x [n, ih, iw, ic], y [n, oh, ow, oc] and residual (like y, or null),
-  // all dense channels-last.
+  // all dense channels-last. y may be the residual itself, not x.
   void Run(const float* x, float* y, const float* residual) const;
 
  private:

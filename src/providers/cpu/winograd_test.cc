@@ -29,7 +29,8 @@ std::string Name(const Case& c) {
          std::to_string(c.pr);
 }
 
-void Check(const Case& c, bool with_residual, ops::Activation kind) {
+// in_place: the output is written over the residual (y is z).
+void Check(const Case& c, bool with_residual, ops::Activation kind, bool in_place = false) {
   const int64_t oh = c.ih + c.pt + c.pb - 2, ow = c.iw + c.pl + c.pr - 2;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -41,7 +42,12 @@ void Check(const Case& c, bool with_residual, ops::Activation kind) {
   act.kind = kind;
   WinogradConv conv(s, w.data(), b.data(), act);
   std::vector<float> y(z.size(), -99.f);
-  conv.Run(x.data(), y.data(), with_residual ? z.data() : nullptr);
+  if (in_place) {
+    y = z;
+    conv.Run(x.data(), y.data(), y.data());
+  } else {
+    conv.Run(x.data(), y.data(), with_residual ? z.data() : nullptr);
+  }
   int64_t bad = 0;
   double worst = 0;
   for (int64_t n = 0; n < c.n; ++n)
@@ -68,7 +74,7 @@ void Check(const Case& c, bool with_residual, ops::Activation kind) {
           // (the transforms scale by up to 8 and back), not with the result.
           bad += d > 1e-5 * (mag + 1);
         }
-  EXPECT_EQ(bad, 0) << Name(c) << (with_residual ? " + residual" : "") << ": max |diff| " << worst;
+  EXPECT_EQ(bad, 0) << Name(c) << (with_residual ? " + residual" : "") << (in_place ? " in place" : "") << ": max |diff| " << worst;
 }
 
 TEST(WinogradConv, MatchesDefinitionOnEveryTileAndPadCase) {
@@ -87,6 +93,7 @@ TEST(WinogradConv, MatchesDefinitionOnEveryTileAndPadCase) {
   for (const Case& c : cases) {
     Check(c, false, ops::Activation::kNone);
     Check(c, true, ops::Activation::kRelu);
+    Check(c, true, ops::Activation::kRelu, true);
   }
 }
 
