@@ -472,9 +472,13 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
     }
     // Values whose last reader is this node leave the scope now, so the
     // kernel holds the only reference to them (input_exclusive) and may
-    // write over them; the rest of release_after goes after the kernel.
-    for (const auto& name : plan.release_after[pos])
-      if (!wanted.count(name) && std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end()) scope.Erase(name);
+    // write over them; the rest of release_after goes after the kernel. Not
+    // for a node with subgraphs: they look values up in this scope by name.
+    bool has_subgraph = false;
+    for (const auto& [an, a] : n.attrs) has_subgraph = has_subgraph || a.g || !a.graphs.empty();
+    if (!has_subgraph)
+      for (const auto& name : plan.release_after[pos])
+        if (!wanted.count(name) && std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end()) scope.Erase(name);
     const int64_t opset = model_->OpsetFor(n.domain);
     // Output types: the load-time ones when the inputs are exactly what they
     // were inferred from, else inference on the run's inputs.
