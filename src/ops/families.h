@@ -30,5 +30,6 @@ void RegisterRandomOps(OpRegistry& r);               // random.cc
 void RegisterDetectionOps(OpRegistry& r);            // detection.cc
 // After Conv and MatMul: the fused ops reuse their inference.
 void RegisterFusedOps(OpRegistry& r);                // fused.cc (domain com.kiln)
+void RegisterFusedSeparableConv(OpRegistry& r);      // fused_separable.cc (after RegisterFusedOps: runs FusedConv's inference)
 
 }  // namespace kiln::ops

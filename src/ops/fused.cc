@@ -37,18 +37,22 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
-Result<ActivationAttrs> ParseActivation(const ir::Node& node) {
-  KILN_ASSIGN_OR_RETURN(std::string name, node.GetString("activation", ""));
-  KILN_ASSIGN_OR_RETURN(std::vector<float> params, node.GetFloats("activation_params"));
+Result<ActivationAttrs> ParseActivation(const ir::Node& node) { return ParseActivation(node, ""); }
+
+Result<ActivationAttrs> ParseActivation(const ir::Node& node, const std::string& prefix) {
+  const std::string act_attr = prefix + "activation", params_attr = prefix + "activation_params",
+                    affine_attr = prefix + "post_affine";
+  KILN_ASSIGN_OR_RETURN(std::string name, node.GetString(act_attr, ""));
+  KILN_ASSIGN_OR_RETURN(std::vector<float> params, node.GetFloats(params_attr));
   const ActivationName* found = nullptr;
   for (const auto& a : kActivations)
     if (name == a.name) found = &a;
-  if (!found) return node.Invalid("unknown activation '" + name + "'");
+  if (!found) return node.Invalid("unknown " + act_attr + " '" + name + "'");
   ActivationAttrs a;
   a.kind = found->kind;
-  KILN_ASSIGN_OR_RETURN(std::vector<float> affine, node.GetFloats("post_affine"));
+  KILN_ASSIGN_OR_RETURN(std::vector<float> affine, node.GetFloats(affine_attr));
   if (!affine.empty()) {
-    if (affine.size() != 2) return node.Invalid("post_affine takes [scale, shift], got " + std::to_string(affine.size()) + " values");
+    if (affine.size() != 2) return node.Invalid(affine_attr + " takes [scale, shift], got " + std::to_string(affine.size()) + " values");
     a.post_scale = affine[0];
     a.post_shift = affine[1];
   }
@@ -63,21 +67,23 @@ Result<ActivationAttrs> ParseActivation(const ir::Node& node) {
     return a;
   }
   if (params.size() != found->num_params)
-    return node.Invalid("activation '" + name + "' takes " + std::to_string(found->num_params) + " activation_params, got " +
+    return node.Invalid(act_attr + " '" + name + "' takes " + std::to_string(found->num_params) + " " + params_attr + ", got " +
                         std::to_string(params.size()));
   if (params.size() > 0) a.alpha = params[0];
   if (params.size() > 1) a.beta = params[1];
   return a;
 }
 
-std::vector<ir::Attribute> ActivationToAttributes(const ActivationAttrs& a) {
+std::vector<ir::Attribute> ActivationToAttributes(const ActivationAttrs& a) { return ActivationToAttributes(a, ""); }
+
+std::vector<ir::Attribute> ActivationToAttributes(const ActivationAttrs& a, const std::string& prefix) {
   std::vector<ir::Attribute> out;
-  if (a.has_post_affine()) out.push_back(ir::Attribute::Floats("post_affine", {a.post_scale, a.post_shift}));
+  if (a.has_post_affine()) out.push_back(ir::Attribute::Floats(prefix + "post_affine", {a.post_scale, a.post_shift}));
   for (const auto& n : kActivations) {
     if (n.kind != a.kind || a.kind == Activation::kNone) continue;
-    out.push_back(ir::Attribute::String("activation", n.name));
-    if (n.num_params == 1) out.push_back(ir::Attribute::Floats("activation_params", {a.alpha}));
-    if (n.num_params == 2) out.push_back(ir::Attribute::Floats("activation_params", {a.alpha, a.beta}));
+    out.push_back(ir::Attribute::String(prefix + "activation", n.name));
+    if (n.num_params == 1) out.push_back(ir::Attribute::Floats(prefix + "activation_params", {a.alpha}));
+    if (n.num_params == 2) out.push_back(ir::Attribute::Floats(prefix + "activation_params", {a.alpha, a.beta}));
   }
   return out;
 }

@@ -10,6 +10,20 @@
 //   FusedMatMul(A, B, Bias?) : Y = act(MatMul(A, B) + Bias)
 //       Bias broadcasts along the last axis ([N] or any shape that
 //       broadcasts to Y).
+//   FusedSeparableConv(X, We?, Be?, Wd, Bd?, Wp, Bp?, Z?)
+//       a MobileNet inverted-residual block (or, without We, a
+//       depthwise-separable pair), exactly three FusedConv in a row:
+//         H = FusedConv(X, We, Be)    1x1, expand_* activation   (H = X without We)
+//         D = FusedConv(H, Wd, Bd)    depthwise: group = M, Wd [M, 1, k, k]
+//         Y = FusedConv(D, Wp, Bp, Z) 1x1 projection, Z added before the activation
+//       X [N, C, H, W], We [M, C, 1, 1] (absent: M = C), Wp [O, M, 1, 1],
+//       Z [N, O, OH, OW]. strides, pads, dilations and kernel_shape are the
+//       depthwise conv's (auto_pad must be absent or NOTSET); the activation
+//       of each step has its own attributes: expand_activation,
+//       expand_activation_params, expand_post_affine, the same with prefix
+//       depthwise_, and the unprefixed ones for the projection. Made by
+//       passes/fuse_separable_conv.cc so a provider can keep the expanded
+//       intermediate (M channels, the widest of the three) in cache.
 //
 // activation: "" (none), "Relu", "Clip" (activation_params = [min, max]),
 // "LeakyRelu" ([alpha]), "Sigmoid", "SiLU" (x * sigmoid(x)), "HardSigmoid"
@@ -20,6 +34,7 @@
 // optimized graph can be verified against the original on the oracle.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,11 +56,30 @@ struct ActivationAttrs {
   bool has_post_affine() const { return post_scale != 1.f || post_shift != 0.f; }
 };
 
-// Reads "activation" and "activation_params" of a fused node.
+// Reads "activation", "activation_params" and "post_affine" of a fused node.
 Result<ActivationAttrs> ParseActivation(const ir::Node& node);
+// The same attributes with a prefix ("expand_activation", ...; "" = the above).
+Result<ActivationAttrs> ParseActivation(const ir::Node& node, const std::string& prefix);
 // The attributes that express `a` on a fused node (inverse of ParseActivation).
 std::vector<ir::Attribute> ActivationToAttributes(const ActivationAttrs& a);
+std::vector<ir::Attribute> ActivationToAttributes(const ActivationAttrs& a, const std::string& prefix);
 // The activation applied to one value, in double (the reference semantics).
 double ApplyActivation(const ActivationAttrs& a, double x);
+
+// FusedSeparableConv's input slots.
+enum SeparableInput : size_t { kSepX, kSepWe, kSepBe, kSepWd, kSepBd, kSepWp, kSepBp, kSepZ, kSepNumInputs };
+
+// The FusedConv nodes (com.kiln opset 1) a FusedSeparableConv stands for,
+// reading the outer node's input names; `expand` is absent without We.
+// Intermediate values are named "<node>/expand" and "<node>/depthwise", the
+// inner nodes likewise (and "<node>/project"), so errors name the step.
+// `group` is the depthwise group, M (Wd's first dim). Fails naming the node
+// on missing inputs, auto_pad or bad activation attributes.
+struct SeparableSteps {
+  std::optional<ir::Node> expand;
+  ir::Node depthwise;
+  ir::Node project;
+};
+Result<SeparableSteps> SplitSeparable(const ir::Node& node, int64_t group);
 
 }  // namespace kiln::ops

@@ -26,6 +26,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterRandomOps(r);
   RegisterDetectionOps(r);
   RegisterFusedOps(r);  // last: copies the inference of Conv, Gemm and MatMul
+  RegisterFusedSeparableConv(r);  // runs FusedConv's inference
 }
 
 }  // namespace kiln::ops

@@ -8,8 +8,12 @@
 //             Conv*s+t+Relu must look like Conv+Relu), fuse_conv_activation,
 //             fuse_residual_add (after it: a Conv whose Add sits before the
 //             activation is left for it), fuse_post_affine (a scalar Mul/Add
-//             after a fused node's activation), then basic again; repeated until
-//             nothing changes (a Mul after a BN folds once the BN has).
+//             after a fused node's activation), fuse_separable_conv (last of
+//             the fusions: the expand/depthwise/project convs must already
+//             carry their activations, residual Add and post_affine), then
+//             basic again; repeated until nothing changes (a Mul after a BN
+//             folds once the BN has). KILN_FUSE_SEPARABLE=0 turns
+//             fuse_separable_conv off.
 //   all:      extended; layout planning is the provider's (src/plan).
 // The graph is checked after every pass (it is cheap, so in every build): a
 // pass that breaks it is a kiln bug, reported as an internal error naming it.
@@ -72,6 +76,7 @@ constexpr Pass kExtended[] = {
     {"fuse_conv_activation", FuseConvActivation},
     {"fuse_residual_add", FuseResidualAdd},
     {"fuse_post_affine", FusePostAffine},
+    {"fuse_separable_conv", FuseSeparableConv},
 };
 
 // Each round can only shrink the graph; the bounds are guards.

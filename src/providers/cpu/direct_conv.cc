@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 #include <utility>
@@ -34,6 +35,8 @@ struct Tile {
   const float* z;   // the residual at y's place (same strides), or null
   int64_t y_pixel;  // floats between output pixels (oc)
   __mmask16 last;   // lanes of the last output vector that are real channels
+  bool clamp;       // results clamped to [lo, hi] before the store (PackedGemm)
+  float lo, hi;
 };
 
 // Accumulators start at the bias plus, with a residual, the residual at
@@ -80,6 +83,13 @@ __attribute__((target("avx512f"))) void RunTile(const Tile& t) {
         for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
       }
     }
+  }
+  if (t.clamp) {
+    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+#pragma GCC unroll 16
+    for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p][v]));  // NaN stays NaN
   }
 #pragma GCC unroll 16
   for (int p = 0; p < NP; ++p) {
@@ -297,23 +307,32 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
 }
 
 void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const float* w, int64_t nv, const float* bias,
-                float* y, int64_t y_stride) {
+                float* y, int64_t y_stride, const GemmOutput& out) {
+  const int64_t w_stride = 16 * nv;  // packed weight rows keep the caller's width
+  const int64_t channels = out.channels < 0 ? w_stride : out.channels;
+  const float* z = out.z;
+  nv = (channels + 15) / 16;
   Tile t{};
   t.x_pixel = x_stride;
   t.ic = k;
   t.taps_h = 1;
   t.taps_w = 1;
-  t.ocp = 16 * nv;
+  t.ocp = w_stride;
   t.y_pixel = y_stride;
-  t.last = 0xFFFF;
+  t.clamp = out.lo != -std::numeric_limits<float>::infinity() || out.hi != std::numeric_limits<float>::infinity();
+  t.lo = out.lo;
+  t.hi = out.hi;
   for (int64_t v0 = 0; v0 < nv; v0 += kMaxVectors) {
     const int n = static_cast<int>(std::min<int64_t>(kMaxVectors, nv - v0));
+    const int64_t rest = channels - 16 * (v0 + n - 1);  // real channels in the block's last vector
+    t.last = static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
     t.w = w + 16 * v0;
     t.bias = bias + 16 * v0;
     for (int64_t r = 0; r < rows; r += kMaxPixels[n]) {
       const int64_t np = std::min<int64_t>(kMaxPixels[n], rows - r);
       t.x = x + r * x_stride;
       t.y = y + r * y_stride + 16 * v0;
+      t.z = z ? z + r * y_stride + 16 * v0 : nullptr;
       kTiles.fn[n][np](t);
     }
   }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "ops/fused.h"
@@ -63,13 +64,25 @@ class DirectConv {
   ops::ActivationAttrs act_;
 };
 
-// y[r][0, 16 * nv) = bias + x[r][0, k) . w for rows r in [0, rows), on the
-// direct kernel's register tiles: w is [k][16 * nv] with each row 64-byte
-// aligned, bias 16 * nv aligned values; x and y rows lie x_stride and
-// y_stride floats apart. Every value is one fixed-order sum. For kiln's
+// What PackedGemm writes besides the product (all optional).
+struct GemmOutput {
+  // The residual, rows like y's: z[r][c] is read before y[r][c] is
+  // written, so y may be z.
+  const float* z = nullptr;
+  // Only y[r][0, channels) is written (at most 16 * nv; < 0: all 16 * nv).
+  int64_t channels = -1;
+  // The result clamped to [lo, hi] (a fused Relu or Clip), NaN kept.
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+};
+
+// y[r][0, 16 * nv) = bias + x[r][0, k) . w (+ z) for rows r in [0, rows),
+// on the direct kernel's register tiles: w is [k][16 * nv] with each row
+// 64-byte aligned, bias 16 * nv aligned values; x and y rows lie x_stride
+// and y_stride floats apart. Every value is one fixed-order sum. For kiln's
 // Winograd convolution (winograd.h), whose multiplications are such
-// products. AVX-512 only (DirectConv::Available).
+// products, and the separable block (separable_conv.h). AVX-512 only
+// (DirectConv::Available).
 void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const float* w, int64_t nv, const float* bias,
-                float* y, int64_t y_stride);
+                float* y, int64_t y_stride, const GemmOutput& out = {});
 
 }  // namespace kiln::cpu

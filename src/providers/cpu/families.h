@@ -13,5 +13,6 @@ void RegisterElementwiseKernels(runtime::KernelRegistry& r);  // elementwise.cc
 void RegisterDataMovementKernels(runtime::KernelRegistry& r);  // data_movement.cc
 void RegisterResizeKernels(runtime::KernelRegistry& r);  // resize.cc
 void RegisterSoftmaxKernels(runtime::KernelRegistry& r);  // softmax.cc
+void RegisterSeparableKernels(runtime::KernelRegistry& r);  // separable.cc
 
 }  // namespace kiln::cpu

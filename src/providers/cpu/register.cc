@@ -15,6 +15,7 @@ const runtime::KernelRegistry& Kernels() {
     RegisterDataMovementKernels(*r);
     RegisterResizeKernels(*r);
     RegisterSoftmaxKernels(*r);
+    RegisterSeparableKernels(*r);
     return r;
   }();
   return *registry;

@@ -4,12 +4,15 @@
 // then the residual Z or the Bias is added and the activation applied, in
 // double, rounding once. So an optimized graph checked on the oracle is
 // checked against the same Conv/Gemm/MatMul code as the original graph.
+// FusedSeparableConv runs as its three FusedConv steps, each this provider's
+// FusedConv kernel (runtime/compose_separable.h).
 #include <memory>
 
 #include "ops/fused.h"
 #include "providers/reference/families.h"
 #include "providers/reference/register.h"
 #include "providers/reference/util.h"
+#include "runtime/compose_separable.h"
 
 namespace kiln::reference {
 namespace {
@@ -126,6 +129,8 @@ void RegisterFusedKernels(runtime::KernelRegistry& r) {
   r.RegisterFactory(ops::kKilnDomain, "FusedConvTranspose", FusedFactory("ConvTranspose", 3, 0));
   r.RegisterFactory(ops::kKilnDomain, "FusedGemm", FusedFactory("Gemm", 3, 0));
   r.RegisterFactory(ops::kKilnDomain, "FusedMatMul", FusedFactory("MatMul", 2, 2));
+  r.RegisterFactory(ops::kKilnDomain, "FusedSeparableConv",
+                    [](const runtime::KernelInit& init) { return runtime::ComposeSeparable(Kernels(), init); });
 }
 
 }  // namespace kiln::reference

@@ -1,0 +1,311 @@
+#include "providers/cpu/separable_conv.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "providers/cpu/conv_epilogue.h"
+#include "providers/cpu/direct_conv.h"
+#include "providers/cpu/dnnl_common.h"
+#include "providers/cpu/parallel.h"
+#include "providers/cpu/vec_math.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Output pixels a depthwise tile computes at once: eight independent FMA
+// chains hide the FMA latency, and each weight vector is loaded once per
+// tap for all of them.
+constexpr int kDwPixels = 8;
+// Output rows per band: enough that a band's projection is one GEMM of at
+// least this many pixels (whole small maps, single rows of wide ones).
+constexpr int64_t kBandPixels = 48;
+// The deepest window the tiles' row pointer arrays hold.
+constexpr int64_t kMaxK = 15;
+
+// One vector of 16 channels for NP output pixels of one row, taps
+// [j0, j1) of each valid window row. in[i]: input row i of the window at
+// the first pixel's tap j0; w: the packed weights at (i = 0, j0); pixels lie
+// x_pixel floats apart in the input, es floats between columns, 16-channel
+// vectors of d lie mp floats apart.
+struct DwTile {
+  const float* const* in;
+  int64_t taps_h, taps_w;
+  int64_t x_pixel, es;
+  const float* w;
+  int64_t w_row;  // floats between packed kernel rows (k * mp)
+  int64_t mp;
+  const float* bias;  // 16 aligned values
+  __mmask16 mask;  // lanes to read (a source without channel padding)
+  float lo, hi;    // clamp of the result (Relu, Clip)
+  float* d;
+};
+
+// Accumulates rows [0, rows) of the window into acc: TH rows when TH > 0
+// (a full window, unrolled), else t.taps_h. KW as in RunDwTile.
+template <int NP, int KW, int TH, bool MASKED>
+__attribute__((target("avx512f"))) inline void DwAccumulate(const DwTile& t, __m512 (&acc)[NP]) {
+  const int64_t rows = TH ? TH : t.taps_h, taps_w = KW ? KW : t.taps_w, x_pixel = t.x_pixel, es = t.es, mp = t.mp, w_row = t.w_row;
+  const __mmask16 mask = t.mask;
+#pragma GCC unroll 5
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = t.in[i];
+    const float* wr = t.w + i * w_row;
+#pragma GCC unroll 5
+    for (int64_t j = 0; j < taps_w; ++j) {
+      const __m512 wv = _mm512_loadu_ps(wr + j * mp);
+      const float* xp = row + j * es;
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p) {
+        const __m512 xv = MASKED ? _mm512_maskz_loadu_ps(mask, xp + p * x_pixel) : _mm512_loadu_ps(xp + p * x_pixel);
+        acc[p] = _mm512_fmadd_ps(xv, wv, acc[p]);
+      }
+    }
+  }
+}
+
+// KW: the window width when known at compile time (the interior of 3x3
+// and 5x5 windows), 0 for the clipped border windows. MASKED: the source
+// has no channel padding and this is its last, partial vector. t.lo/t.hi:
+// a Relu or Clip applied in registers (-inf/inf otherwise).
+template <int NP, int KW, bool MASKED>
+__attribute__((target("avx512f"))) void RunDwTile(const DwTile& t) {
+  __m512 acc[NP];
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) acc[p] = _mm512_load_ps(t.bias);
+  if (KW && t.taps_h == KW)
+    DwAccumulate<NP, KW, KW, MASKED>(t, acc);
+  else
+    DwAccumulate<NP, KW, 0, MASKED>(t, acc);
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) _mm512_storeu_ps(t.d + p * t.mp, _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p])));  // NaN stays NaN
+}
+
+// The interior of a 3x3 stride-1 window, input-stationary along the row:
+// each input vector is loaded once per window row and multiplied into the
+// (up to) three outputs it feeds, with the nine weight vectors in
+// registers: 3 * (NP + 2) loads for 9 * NP FMAs, instead of one load per FMA.
+template <int NP>
+__attribute__((target("avx512f"))) void RunDwRowTile3(const DwTile& t) {
+  const int64_t es = t.es, mp = t.mp;
+  __m512 acc[NP];
+#pragma GCC unroll 16
+  for (int p = 0; p < NP; ++p) acc[p] = _mm512_load_ps(t.bias);
+#pragma GCC unroll 3
+  for (int i = 0; i < 3; ++i) {
+    const float* row = t.in[i];
+    const float* wr = t.w + i * t.w_row;
+    const __m512 w0 = _mm512_loadu_ps(wr), w1 = _mm512_loadu_ps(wr + mp), w2 = _mm512_loadu_ps(wr + 2 * mp);
+#pragma GCC unroll 18
+    for (int q = 0; q < NP + 2; ++q) {
+      const __m512 xv = _mm512_loadu_ps(row + q * es);
+      if (q < NP) acc[q] = _mm512_fmadd_ps(xv, w0, acc[q]);
+      if (q >= 1 && q - 1 < NP) acc[q - 1] = _mm512_fmadd_ps(xv, w1, acc[q - 1]);
+      if (q >= 2) acc[q - 2] = _mm512_fmadd_ps(xv, w2, acc[q - 2]);
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+#pragma GCC unroll 16
+  for (int p = 0; p < NP; ++p) _mm512_storeu_ps(t.d + p * mp, _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p])));  // NaN stays NaN
+}
+
+using DwFn = void (*)(const DwTile&);
+template <int KW, bool MASKED, int... P>
+constexpr std::array<DwFn, kDwPixels + 1> MakeDwTable(std::integer_sequence<int, P...>) {
+  return {nullptr, &RunDwTile<P + 1, KW, MASKED>...};
+}
+// Indexed [masked][KW == 3 ? 1 : KW == 5 ? 2 : 0][pixels].
+constexpr auto kPixelSeq = std::make_integer_sequence<int, kDwPixels>();
+constexpr std::array<std::array<std::array<DwFn, kDwPixels + 1>, 3>, 2> kDwTiles = {{
+    {MakeDwTable<0, false>(kPixelSeq), MakeDwTable<3, false>(kPixelSeq), MakeDwTable<5, false>(kPixelSeq)},
+    {MakeDwTable<0, true>(kPixelSeq), MakeDwTable<3, true>(kPixelSeq), MakeDwTable<5, true>(kPixelSeq)},
+}};
+// Row tiles: 16 accumulators, the nine weights and the input vector in
+// the 32 registers; twice the independent FMA chains of the tiles above.
+constexpr int kDwRowPixels = 16;
+template <int... P>
+constexpr std::array<DwFn, kDwRowPixels + 1> MakeDwRowTable(std::integer_sequence<int, P...>) {
+  return {nullptr, &RunDwRowTile3<P + 1>...};
+}
+constexpr auto kDwRowTiles3 = MakeDwRowTable(std::make_integer_sequence<int, kDwRowPixels>());
+
+float* AlignedFloats(int64_t n) {
+  const size_t bytes = (static_cast<size_t>(std::max<int64_t>(n, 16)) * sizeof(float) + 63) / 64 * 64;
+  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+// None, Relu and Clip (Relu6) without post_affine are a clamp the tiles
+// apply in registers; anything else runs after them, on the row in cache.
+struct Clamp {
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+};
+bool Clamps(const ops::ActivationAttrs& a) {
+  using ops::Activation;
+  return !a.has_post_affine() && (a.kind == Activation::kNone || a.kind == Activation::kRelu || a.kind == Activation::kClip);
+}
+Clamp ClampOf(const ops::ActivationAttrs& a) {
+  Clamp c;
+  if (!Clamps(a)) return c;
+  if (a.kind == ops::Activation::kRelu) c.lo = 0;
+  if (a.kind == ops::Activation::kClip) {
+    c.lo = a.alpha;
+    c.hi = a.beta;
+  }
+  return c;
+}
+
+// A thread's scratch of at least n floats, kept between runs, 64-byte
+// aligned: the tiles' vector loads and stores then never split a cache
+// line (split ones made the depthwise tiles about 2x slower).
+float* Scratch(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n + 16) v.resize(static_cast<size_t>(n + 16));
+  const auto addr = reinterpret_cast<uintptr_t>(v.data());
+  return v.data() + ((64 - addr % 64) % 64) / sizeof(float);
+}
+
+}  // namespace
+
+void SeparableConv::Free::operator()(float* p) const { std::free(p); }
+
+bool SeparableConv::Available() { return HasAvx512F(); }
+
+SeparableConv::SeparableConv(const SeparableShape& s, const Step& expand, const Step& depthwise, const Step& project)
+    : s_(s), mp_((s.m + 15) / 16 * 16), ocp_((s.oc + 15) / 16 * 16), act_e_(expand.act), act_d_(depthwise.act), act_p_(project.act) {
+  band_ = std::clamp<int64_t>((kBandPixels + s.ow - 1) / s.ow, 1, s.oh);
+  ring_ = (band_ - 1) * s.sh + s.k;
+  if (s.expand) {
+    we_.reset(AlignedFloats(s.ic * mp_));
+    be_.reset(AlignedFloats(mp_));
+    for (int64_t o = 0; o < s.m; ++o)
+      for (int64_t c = 0; c < s.ic; ++c) we_[c * mp_ + o] = expand.w[o * s.ic + c];
+    if (expand.bias) std::copy(expand.bias, expand.bias + s.m, be_.get());
+  }
+  wd_.reset(AlignedFloats(s.k * s.k * mp_));
+  bd_.reset(AlignedFloats(mp_));
+  for (int64_t o = 0; o < s.m; ++o)
+    for (int64_t t = 0; t < s.k * s.k; ++t) wd_[t * mp_ + o] = depthwise.w[o * s.k * s.k + t];
+  if (depthwise.bias) std::copy(depthwise.bias, depthwise.bias + s.m, bd_.get());
+  wp_.reset(AlignedFloats(s.m * ocp_));
+  bp_.reset(AlignedFloats(ocp_));
+  for (int64_t o = 0; o < s.oc; ++o)
+    for (int64_t c = 0; c < s.m; ++c) wp_[c * ocp_ + o] = project.w[o * s.m + c];
+  if (project.bias) std::copy(project.bias, project.bias + s.oc, bp_.get());
+}
+
+void SeparableConv::Run(const float* x, float* y, const float* z) const {
+  const SeparableShape& s = s_;
+  const double pixels_in = static_cast<double>(s.n * s.ih * s.iw), pixels_out = static_cast<double>(s.n * s.oh * s.ow);
+  const double flops = 2.0 * ((s.expand ? pixels_in * s.ic * s.m : 0.0) + pixels_out * s.m * (s.k * s.k + s.oc));
+  // Each thread takes whole images' row ranges; a range never crosses an image.
+  ParallelFor(s.n * s.oh, flops < kSerialFlops ? 0 : kParallelMin, [&](int64_t r0, int64_t r1) {
+    while (r0 < r1) {
+      const int64_t n = r0 / s.oh, end = std::min(r1, (n + 1) * s.oh);
+      RunRows(x, y, z, n, r0 - n * s.oh, end - n * s.oh);
+      r0 = end;
+    }
+  });
+}
+
+void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1) const {
+  const SeparableShape& s = s_;
+  thread_local std::vector<float> ring_buf, band_buf;
+  float* ring = s.expand ? Scratch(ring_buf, ring_ * s.iw * mp_) : nullptr;
+  float* d = Scratch(band_buf, band_ * s.ow * mp_);
+  int64_t next = 0;  // the first input row not yet expanded into the ring
+  for (int64_t b0 = r0; b0 < r1; b0 += band_) {
+    const int64_t b1 = std::min(r1, b0 + band_);
+    if (s.expand) {
+      // The input rows the band's windows read; the ring keeps those the
+      // previous band expanded (at most ring_ rows are live at once).
+      const int64_t lo = std::max<int64_t>(0, b0 * s.sh - s.pad_top);
+      const int64_t hi = std::min(s.ih, (b1 - 1) * s.sh - s.pad_top + s.k);
+      for (int64_t a = std::max(next, lo); a < hi;) {
+        const int64_t slot = a % ring_, len = std::min(hi - a, ring_ - slot);
+        float* e = ring + slot * s.iw * mp_;
+        const Clamp c = ClampOf(act_e_);
+        PackedGemm(x + (n * s.ih + a) * s.iw * s.ic, s.ic, len * s.iw, s.ic, we_.get(), mp_ / 16, be_.get(), e, mp_,
+                   {.lo = c.lo, .hi = c.hi});
+        if (!Clamps(act_e_)) ResidualActivationInPlace(e, nullptr, len * s.iw * mp_, act_e_);
+        a += len;
+      }
+      next = std::max(next, hi);
+    }
+    for (int64_t r = b0; r < b1; ++r) Depthwise(x, n, ring, r, d + (r - b0) * s.ow * mp_);
+    float* yb = y + (n * s.oh + b0) * s.ow * s.oc;
+    const float* zb = z ? z + (yb - y) : nullptr;
+    const Clamp c = ClampOf(act_p_);
+    PackedGemm(d, mp_, (b1 - b0) * s.ow, s.m, wp_.get(), ocp_ / 16, bp_.get(), yb, s.oc, {.z = zb, .channels = s.oc, .lo = c.lo, .hi = c.hi});
+    if (!Clamps(act_p_)) ResidualActivationInPlace(yb, nullptr, (b1 - b0) * s.ow * s.oc, act_p_);
+  }
+}
+
+// Output row r of image n into d ([ow][mp]), activation applied. The source
+// is the ring of expanded rows, or x itself without expansion.
+void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int64_t r, float* d) const {
+  const SeparableShape& s = s_;
+  const int64_t es = s.expand ? mp_ : s.ic;  // floats between source columns
+  const int64_t top = r * s.sh - s.pad_top;
+  const int64_t kh0 = std::max<int64_t>(0, -top), kh1 = std::min(s.k, s.ih - top);
+  const float* rows[kMaxK];
+  for (int64_t i = kh0; i < kh1; ++i) {
+    const int64_t a = top + i;
+    rows[i - kh0] = s.expand ? ring + (a % ring_) * s.iw * mp_ : x + (n * s.ih + a) * s.iw * s.ic;
+  }
+  // Output columns whose window lies inside the input horizontally.
+  const int64_t col_lo = std::min(s.ow, (s.pad_left + s.sw - 1) / s.sw);
+  const int64_t col_hi = s.iw + s.pad_left >= s.k ? std::clamp((s.iw + s.pad_left - s.k) / s.sw + 1, col_lo, s.ow) : col_lo;
+  const float* in[kMaxK];
+  DwTile t{};
+  t.in = in;
+  t.taps_h = std::max<int64_t>(0, kh1 - kh0);
+  t.x_pixel = s.sw * es;
+  t.es = es;
+  t.w_row = s.k * mp_;
+  t.mp = mp_;
+  const Clamp clamp = ClampOf(act_d_);
+  t.lo = clamp.lo;
+  t.hi = clamp.hi;
+  const int64_t vectors = mp_ / 16;
+  // Pixels outer, channel vectors inner: a tile's windows (a few KB of each
+  // window row) stay in L1 for all the vectors; vectors outer would sweep
+  // whole rows (tens of KB each, the ring beyond L1) once per vector.
+  // Interior windows of a 3x3 stride-1 window over full vectors: row tiles.
+  const bool row_tiles = s.k == 3 && s.sw == 1 && t.taps_h == 3 && (s.expand || s.m % 16 == 0);
+  auto tile = [&](int64_t c, int64_t np, int64_t j0, int64_t j1) {
+    const int64_t left = c * s.sw - s.pad_left + j0;
+    t.taps_w = j1 - j0;
+    const int table = t.taps_w == 3 ? 1 : t.taps_w == 5 ? 2 : 0;
+    for (int64_t v = 0; v < vectors; ++v) {
+      const int64_t rest = s.m - 16 * v;
+      // The ring has padded channels; x has none past m, so its last vector is masked.
+      t.mask = static_cast<__mmask16>(s.expand || rest >= 16 ? 0xFFFF : (1u << rest) - 1);
+      t.bias = bd_.get() + 16 * v;
+      for (int64_t i = 0; i < t.taps_h; ++i) in[i] = rows[i] + left * es + 16 * v;
+      t.w = wd_.get() + (kh0 * s.k + j0) * mp_ + 16 * v;
+      t.d = d + c * mp_ + 16 * v;
+      (row_tiles && np > 1 ? kDwRowTiles3[np] : kDwTiles[t.mask != 0xFFFF][table][np])(t);
+    }
+  };
+  auto border = [&](int64_t c) {
+    const int64_t left = c * s.sw - s.pad_left;
+    tile(c, 1, std::max<int64_t>(0, -left), std::min(s.k, s.iw - left));
+  };
+  for (int64_t c = 0; c < col_lo; ++c) border(c);
+  const int64_t step = row_tiles ? kDwRowPixels : kDwPixels;
+  for (int64_t c = col_lo; c < col_hi; c += step) tile(c, std::min<int64_t>(step, col_hi - c), 0, s.k);
+  for (int64_t c = col_hi; c < s.ow; ++c) border(c);
+  if (!Clamps(act_d_)) ResidualActivationInPlace(d, nullptr, s.ow * mp_, act_d_);
+}
+
+}  // namespace kiln::cpu
