@@ -13,9 +13,8 @@ namespace {
 // The inner node's view of one run: given inputs, its own outputs.
 class InnerContext final : public KernelContext {
  public:
-  InnerContext(const InnerKernel& k, std::vector<Datum> inputs, std::vector<bool> exclusive, std::vector<ir::TypeInfo> inferred,
-               const KernelContext& outer)
-      : k_(k), inputs_(std::move(inputs)), exclusive_(std::move(exclusive)), inferred_(std::move(inferred)), outer_(outer),
+  InnerContext(const InnerKernel& k, std::vector<Datum> inputs, std::vector<bool> exclusive, std::vector<ir::TypeInfo> inferred)
+      : k_(k), inputs_(std::move(inputs)), exclusive_(std::move(exclusive)), inferred_(std::move(inferred)),
         outputs_(k.node->outputs.size()) {}
 
   const ir::Node& node() const override { return *k_.node; }
@@ -73,7 +72,6 @@ class InnerContext final : public KernelContext {
   std::vector<Datum> inputs_;
   std::vector<bool> exclusive_;
   std::vector<ir::TypeInfo> inferred_;
-  const KernelContext& outer_;
   std::vector<Datum> outputs_;
 };
 
@@ -132,7 +130,7 @@ Result<std::vector<Datum>> RunInner(const InnerKernel& k, std::vector<Datum> inp
   auto inferred = InferInner(k, tptr, vptr);
   if (!inferred.ok()) return inferred.status().WithContext(outer.node().Describe());
   vptr.clear();  // they point into `inputs`, which moves into the context
-  InnerContext ctx(k, std::move(inputs), std::move(excl), std::move(*inferred), outer);
+  InnerContext ctx(k, std::move(inputs), std::move(excl), std::move(*inferred));
   Status s = k.kernel.fn(ctx);
   if (!s.ok()) return s.WithContext(outer.node().Describe());
   for (size_t o = 0; o < n.outputs.size(); ++o)
