@@ -15,6 +15,7 @@
 
 #include "ir/builder.h"
 #include "ops/fused.h"
+#include "providers/cpu/cpu_test_util.h"
 #include "providers/cpu/direct_conv.h"
 #include "runtime/session_internal.h"
 
@@ -158,9 +159,7 @@ bool WinogradAvailable() {
 }
 
 // Bit-for-bit equality of two outputs of the same shape.
-bool SameBits(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.Contiguous().raw(), b.Contiguous().raw(), a.nbytes()) == 0;
-}
+using cpu::testing::SameBits;
 
 // A kernel choice made through an environment variable: its value (null:
 // unset) and a name for messages.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "kiln/session.h"
@@ -29,6 +30,12 @@ inline void ExpectClose(const Tensor& a, const Tensor& e, const std::string& wha
     }
   }
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << e.numel() << " differ (worst |diff| " << worst << ")";
+}
+
+// Bit-identical tensors: two kernels that sum in different orders differ
+// somewhere, so tests use this to show which kernel ran.
+inline bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.Contiguous().raw(), b.Contiguous().raw(), a.nbytes()) == 0;
 }
 
 // The cpu provider with no passes: the kernel under test sees the node as built.
