@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -158,7 +157,6 @@ bool WinogradAvailable() {
   }
 }
 
-// Bit-for-bit equality of two outputs of the same shape.
 using cpu::testing::SameBits;
 
 // A kernel choice made through an environment variable: its value (null:
