@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "ir/builder.h"
 #include "runtime/session_internal.h"
 
@@ -81,6 +83,44 @@ TEST(BufferPool, SecondRunAllocatesNothingNew) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE((*s)->Run(feeds).ok());
     EXPECT_EQ((*s)->impl().executor->pool().stats().system_allocations, after_first) << provider;
   }
+}
+
+// A composed kernel (FusedSeparableConv run as three FusedConv kernels,
+// KILN_CPU_SEPARABLE=0) takes its intermediate values from the session's
+// pool, as the executor does for the same three convolutions left unfused
+// (KILN_FUSE_SEPARABLE=0): as many pool buffers per run, none new after the
+// first run. Plain allocations would show as fewer reuses per run.
+TEST(BufferPool, ComposedKernelTakesItsIntermediatesFromThePool) {
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, Shape{1, 8, 12, 12});
+  auto ints = [](const char* n, std::vector<int64_t> v) { return ir::Attribute::Ints(n, std::move(v)); };
+  auto we = b.AddRandomInitializer("we", DType::kFloat32, {32, 8, 1, 1}, -1, 1);
+  auto wd = b.AddRandomInitializer("wd", DType::kFloat32, {32, 1, 3, 3}, -1, 1);
+  auto wp = b.AddRandomInitializer("wp", DType::kFloat32, {8, 32, 1, 1}, -1, 1);
+  auto h = b.AddNode("Relu", {b.AddNode("Conv", {x, we}, {})}, {});
+  auto d = b.AddNode("Relu", {b.AddNode("Conv", {h, wd}, {ir::Attribute::Int("group", 32), ints("pads", {1, 1, 1, 1})})}, {});
+  b.AddOutput(b.AddNode("Conv", {d, wp}, {}));
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  auto reuses_per_run = [&](const char* env) -> uint64_t {
+    setenv(env, "0", 1);
+    SessionOptions o;
+    o.provider = "cpu";
+    auto s = CreateSessionFromModel(*m, o);
+    unsetenv(env);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (!s.ok()) return 0;
+    std::map<std::string, Tensor> feeds = {{"x", Tensor::Zeros(DType::kFloat32, {1, 8, 12, 12})}};
+    EXPECT_TRUE((*s)->Run(feeds).ok());
+    const BufferPool& pool = (*s)->impl().executor->pool();
+    const BufferPool::Stats first = pool.stats();
+    EXPECT_TRUE((*s)->Run(feeds).ok());
+    EXPECT_EQ(pool.stats().system_allocations, first.system_allocations) << env;
+    return pool.stats().reuses - first.reuses;
+  };
+  const uint64_t composed = reuses_per_run("KILN_CPU_SEPARABLE"), unfused = reuses_per_run("KILN_FUSE_SEPARABLE");
+  EXPECT_GE(unfused, 3u);  // the three convolutions' outputs at least
+  EXPECT_GE(composed, unfused);
 }
 
 }  // namespace

@@ -117,17 +117,6 @@ class NodeContext final : public KernelContext {
     static const ir::TypeInfo kUnknown;
     return i < inferred_.size() ? inferred_[i] : kUnknown;
   }
-  Result<Tensor> AllocOutput(size_t i) override {
-    const ir::TypeInfo& t = inferred_output(i);
-    if (t.kind != ir::TypeInfo::Kind::kTensor || t.dtype == DType::kUndefined || !t.shape)
-      return node_.Error(StatusCode::kInternal, "output " + std::to_string(i) + " has no inferred type to allocate from");
-    Shape s;
-    for (const ir::Dim& d : *t.shape) {
-      if (!d.known()) return node_.Error(StatusCode::kInternal, "output " + std::to_string(i) + " shape " + ir::DimsToString(*t.shape) + " is not fully inferred");
-      s.push_back(d.value);
-    }
-    return AllocOutput(i, t.dtype, s);
-  }
   Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override {
     return Alloc(i, dtype, shape, kRowMajor, true);
   }
@@ -145,6 +134,11 @@ class NodeContext final : public KernelContext {
     if (i >= outputs_.size()) return node_.Error(StatusCode::kInternal, "output index " + std::to_string(i) + " out of range");
     outputs_[i] = std::move(value);
     return Status::Ok();
+  }
+  Result<Tensor> AllocScratch(DType dtype, const Shape& shape, const DimOrder& order, bool zero) const override {
+    auto t = pool_ ? pool_->Allocate(dtype, shape, order, zero) : AllocateInOrder(dtype, shape, order);
+    if (!t.ok()) return t.status().WithContext(node_.Describe());
+    return t;
   }
   Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) override {
     return run_sub_(g, inputs);

@@ -13,9 +13,10 @@ namespace {
 // The inner node's view of one run: given inputs, its own outputs.
 class InnerContext final : public KernelContext {
  public:
-  InnerContext(const InnerKernel& k, std::vector<Datum> inputs, std::vector<bool> exclusive, std::vector<ir::TypeInfo> inferred)
+  InnerContext(const InnerKernel& k, std::vector<Datum> inputs, std::vector<bool> exclusive, std::vector<ir::TypeInfo> inferred,
+               const KernelContext& outer)
       : k_(k), inputs_(std::move(inputs)), exclusive_(std::move(exclusive)), inferred_(std::move(inferred)),
-        outputs_(k.node->outputs.size()) {}
+        outputs_(k.node->outputs.size()), outer_(outer) {}
 
   const ir::Node& node() const override { return *k_.node; }
   int64_t opset() const override { return k_.opset; }
@@ -32,25 +33,17 @@ class InnerContext final : public KernelContext {
     static const ir::TypeInfo kUnknown;
     return i < inferred_.size() ? inferred_[i] : kUnknown;
   }
-  Result<Tensor> AllocOutput(size_t i) override {
-    const ir::TypeInfo& t = inferred_output(i);
-    Shape s;
-    bool known = t.kind == ir::TypeInfo::Kind::kTensor && t.dtype != DType::kUndefined && t.shape;
-    for (size_t k = 0; known && k < t.shape->size(); ++k) {
-      known = (*t.shape)[k].known();
-      s.push_back((*t.shape)[k].value);
-    }
-    if (!known) return node().Error(StatusCode::kInternal, "output " + std::to_string(i) + " has no inferred type to allocate from");
-    return AllocOutput(i, t.dtype, s);
-  }
-  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override { return Alloc(i, dtype, shape, kRowMajor); }
+  Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) override { return Alloc(i, dtype, shape, kRowMajor, true); }
   Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) override {
-    return Alloc(i, dtype, shape, order);
+    return Alloc(i, dtype, shape, order, false);
   }
   Status SetOutput(size_t i, Datum value) override {
     if (i >= outputs_.size()) return node().Error(StatusCode::kInternal, "output index " + std::to_string(i) + " out of range");
     outputs_[i] = std::move(value);
     return Status::Ok();
+  }
+  Result<Tensor> AllocScratch(DType dtype, const Shape& shape, const DimOrder& order, bool zero) const override {
+    return outer_.AllocScratch(dtype, shape, order, zero);
   }
   Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) override {
     return node().Error(StatusCode::kInternal, "an inner node of a composed kernel has no subgraph");
@@ -58,11 +51,11 @@ class InnerContext final : public KernelContext {
   std::vector<Datum>& outputs() { return outputs_; }
 
  private:
-  // AllocateInOrder zero-fills (Tensor::Allocate), which also covers the
-  // row-major form's promise.
-  Result<Tensor> Alloc(size_t i, DType dtype, const Shape& shape, const DimOrder& order) {
+  // From the outer context's pool: the composition hands these on and
+  // drops them within the outer node's run.
+  Result<Tensor> Alloc(size_t i, DType dtype, const Shape& shape, const DimOrder& order, bool zero) {
     if (i >= outputs_.size()) return node().Error(StatusCode::kInternal, "output index " + std::to_string(i) + " out of range");
-    auto t = AllocateInOrder(dtype, shape, order);
+    auto t = outer_.AllocScratch(dtype, shape, order, zero);
     if (!t.ok()) return t.status().WithContext(node().Describe() + ": output " + std::to_string(i));
     outputs_[i] = Datum(*t);
     return t;
@@ -73,6 +66,7 @@ class InnerContext final : public KernelContext {
   std::vector<bool> exclusive_;
   std::vector<ir::TypeInfo> inferred_;
   std::vector<Datum> outputs_;
+  const KernelContext& outer_;
 };
 
 }  // namespace
@@ -119,7 +113,10 @@ Result<std::vector<Datum>> RunInner(const InnerKernel& k, std::vector<Datum> inp
     if (inputs[i].is_tensor()) {
       DimOrder target;
       if (!plan::AcceptsTensor(k.kernel.layouts.input(i), inputs[i].tensor(), &target)) {
-        inputs[i] = Datum(ToOrder(inputs[i].tensor(), target));
+        const Tensor& src = inputs[i].tensor();
+        KILN_ASSIGN_OR_RETURN(Tensor converted, outer.AllocScratch(src.dtype(), src.shape(), target, false));
+        CopyToOrder(src, target, converted);
+        inputs[i] = Datum(std::move(converted));
         excl[i] = true;
       }
     }
@@ -130,7 +127,7 @@ Result<std::vector<Datum>> RunInner(const InnerKernel& k, std::vector<Datum> inp
   auto inferred = InferInner(k, tptr, vptr);
   if (!inferred.ok()) return inferred.status().WithContext(outer.node().Describe());
   vptr.clear();  // they point into `inputs`, which moves into the context
-  InnerContext ctx(k, std::move(inputs), std::move(excl), std::move(*inferred));
+  InnerContext ctx(k, std::move(inputs), std::move(excl), std::move(*inferred), outer);
   Status s = k.kernel.fn(ctx);
   if (!s.ok()) return s.WithContext(outer.node().Describe());
   for (size_t o = 0; o < n.outputs.size(); ++o)

@@ -5,8 +5,10 @@
 // composition hands over, converted to the layouts the inner kernel
 // declared (the executor's rule, so no kernel gets a layout it did not
 // declare); output types come from the inner node's schema inference on
-// those inputs, as the executor computes inferred_output; outputs are plain
-// tensors (no buffer pool: the composition owns them until it passes them on).
+// those inputs, as the executor computes inferred_output; outputs and
+// converted inputs come from the outer context's AllocScratch (the session's
+// buffer pool), so a composed kernel allocates nothing from the system once
+// a static-shape session has run.
 #pragma once
 
 #include <memory>

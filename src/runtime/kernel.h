@@ -40,7 +40,7 @@ class KernelContext {
   virtual const ir::TypeInfo& inferred_output(size_t i) const = 0;
   // Allocates output i with the inferred dtype and shape; fails when
   // inference could not determine them (then use the explicit form).
-  virtual Result<Tensor> AllocOutput(size_t i) = 0;
+  virtual Result<Tensor> AllocOutput(size_t i);
   virtual Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape) = 0;
   // Output i of logical `shape` stored in `order` (channels-last, ...), its
   // contents NOT initialized: for kernels that write every element. The
@@ -48,6 +48,13 @@ class KernelContext {
   virtual Result<Tensor> AllocOutput(size_t i, DType dtype, const Shape& shape, const DimOrder& order) = 0;
   // Sets output i to an existing value (a view, a sequence, a none).
   virtual Status SetOutput(size_t i, Datum value) = 0;
+  // A tensor the kernel fills and hands on within this node (a composed
+  // kernel's intermediate values, inputs converted for an inner kernel),
+  // contents uninitialized unless `zero`. From the session's buffer pool
+  // where the context has one, so that a static-shape Run requests no
+  // memory from the system after the first; by default a fresh
+  // (zero-filled) tensor.
+  virtual Result<Tensor> AllocScratch(DType dtype, const Shape& shape, const DimOrder& order, bool zero) const;
 
   // Runs a subgraph (If/Loop/Scan body) with the given inputs; names of
   // enclosing scopes resolve to their current values.

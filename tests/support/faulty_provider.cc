@@ -34,6 +34,9 @@ class FaultyContext final : public runtime::KernelContext {
     return y.View(shape, StridesInOrder(shape, order), y.offset());
   }
   Status SetOutput(size_t i, Datum value) override { return inner_.SetOutput(i, std::move(value)); }
+  Result<Tensor> AllocScratch(DType dtype, const Shape& shape, const DimOrder& order, bool zero) const override {
+    return inner_.AllocScratch(dtype, shape, order, zero);
+  }
   Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) override {
     return inner_.RunSubgraph(g, inputs);
   }

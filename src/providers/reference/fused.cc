@@ -44,6 +44,9 @@ class InnerContext final : public runtime::KernelContext {
     output_ = value.tensor().Clone();
     return outer_.SetOutput(0, Datum(output_));
   }
+  Result<Tensor> AllocScratch(DType dtype, const Shape& shape, const DimOrder& order, bool zero) const override {
+    return outer_.AllocScratch(dtype, shape, order, zero);
+  }
   Result<std::vector<Datum>> RunSubgraph(const ir::Graph& g, const std::vector<Datum>& inputs) override {
     return outer_.Error("a fused op has no subgraph");
   }
