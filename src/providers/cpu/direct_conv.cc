@@ -35,7 +35,7 @@ struct Tile {
   const float* z;   // the residual at y's place (same strides), or null
   int64_t y_pixel;  // floats between output pixels (oc)
   __mmask16 last;   // lanes of the last output vector that are real channels
-  bool clamp;       // results clamped to [lo, hi] before the store (PackedGemm)
+  bool clamp;       // results clamped to [lo, hi] before the store (a fused Relu or Clip)
   float lo, hi;
 };
 
@@ -133,6 +133,13 @@ __attribute__((target("avx512f"))) void RunRowTile(const Tile& t) {
       }
     }
   }
+  if (t.clamp) {
+    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+#pragma GCC unroll 32
+    for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p][v]));  // NaN stays NaN
+  }
 #pragma GCC unroll 32
   for (int p = 0; p < NP; ++p) {
     float* yp = t.y + p * t.y_pixel;
@@ -194,6 +201,22 @@ float* AlignedFloats(int64_t n) {
 }
 
 }  // namespace
+
+bool Clamps(const ops::ActivationAttrs& a) {
+  using ops::Activation;
+  return !a.has_post_affine() && (a.kind == Activation::kNone || a.kind == Activation::kRelu || a.kind == Activation::kClip);
+}
+
+Clamp ClampOf(const ops::ActivationAttrs& a) {
+  Clamp c;
+  if (!Clamps(a)) return c;
+  if (a.kind == ops::Activation::kRelu) c.lo = 0;
+  if (a.kind == ops::Activation::kClip) {
+    c.lo = a.alpha;
+    c.hi = a.beta;
+  }
+  return c;
+}
 
 void DirectConv::Free::operator()(float* p) const { std::free(p); }
 
@@ -270,6 +293,10 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
   t.w_row = s.kw * s.ic * ocp_;
   t.ocp = ocp_;
   t.y_pixel = s.oc;
+  const Clamp clamp = ClampOf(act_);
+  t.clamp = Clamps(act_) && act_.kind != ops::Activation::kNone;
+  t.lo = clamp.lo;
+  t.hi = clamp.hi;
   const int64_t vectors = ocp_ / 16;
   // One column range [c0, c1) with the same horizontal taps [kw0, kw1).
   auto columns = [&](int64_t c0, int64_t c1, int64_t kw0, int64_t kw1, bool one_at_a_time) {
@@ -303,7 +330,8 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
   for (int64_t c = 0; c < col_lo; ++c) border(c);
   columns(col_lo, col_hi, 0, s.kw, false);
   for (int64_t c = col_hi; c < s.ow; ++c) border(c);
-  ResidualActivationInPlace(yrow, nullptr, s.ow * s.oc, act_);  // the residual is in already
+  // The residual is in already, a clamp applied.
+  if (!Clamps(act_)) ResidualActivationInPlace(yrow, nullptr, s.ow * s.oc, act_);
 }
 
 void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const float* w, int64_t nv, const float* bias,

@@ -16,8 +16,9 @@
 // Pixels whose window crosses the left or
 // right border run one at a time with their taps clipped; rows crossing the
 // top or bottom border clip their kh range, so padding is never read.
-// A residual starts the accumulators with the bias; each output row is
-// finished (activation and post_affine applied) while it is in cache. Rows are split across threads; each output
+// A residual starts the accumulators with the bias; a Relu or Clip is
+// applied in registers, other activations and post_affine to each output
+// row while it is in cache. Rows are split across threads; each output
 // value is one fixed-order sum, so the thread count changes no result.
 #pragma once
 
@@ -63,6 +64,16 @@ class DirectConv {
   std::unique_ptr<float[], Free> w_, bias_;
   ops::ActivationAttrs act_;
 };
+
+// None, Relu and Clip (Relu6) without post_affine are a clamp the register
+// tiles apply before their stores (DirectConv, PackedGemm's GemmOutput,
+// the separable block); anything else runs after them, on rows in cache.
+struct Clamp {
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+};
+bool Clamps(const ops::ActivationAttrs& a);
+// The clamp `a` is ([-inf, inf] when it is none or no clamp).
+Clamp ClampOf(const ops::ActivationAttrs& a);
 
 // What PackedGemm writes besides the product (all optional).
 struct GemmOutput {

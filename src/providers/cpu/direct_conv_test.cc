@@ -28,8 +28,16 @@ std::string Name(const Case& c) {
          std::to_string(c.pr);
 }
 
+ops::ActivationAttrs Act(ops::Activation kind, float alpha = 0, float beta = 0) {
+  ops::ActivationAttrs a;
+  a.kind = kind;
+  a.alpha = alpha;
+  a.beta = beta;
+  return a;
+}
+
 // in_place: the output is written over the residual (y is z).
-void Check(const Case& c, bool with_residual, bool in_place = false) {
+void Check(const Case& c, bool with_residual, bool in_place = false, const ops::ActivationAttrs& act = Act(ops::Activation::kRelu)) {
   const int64_t oh = (c.ih + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.iw + c.pl + c.pr - c.kw) / c.sw + 1;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -37,9 +45,7 @@ void Check(const Case& c, bool with_residual, bool in_place = false) {
   for (auto* v : {&x, &w, &b, &z})
     for (float& f : *v) f = u(rng);
   const DirectConvShape s{c.n, c.ih, c.iw, c.ic, oh, ow, c.oc, c.kh, c.kw, c.sh, c.sw, c.pt, c.pl};
-  ops::ActivationAttrs relu;
-  relu.kind = ops::Activation::kRelu;
-  DirectConv conv(s, w.data(), b.data(), relu);
+  DirectConv conv(s, w.data(), b.data(), act);
   std::vector<float> y(z.size(), -99.f);
   if (in_place) {
     y = z;
@@ -63,12 +69,13 @@ void Check(const Case& c, bool with_residual, bool in_place = false) {
             }
           const int64_t at = ((n * oh + r) * ow + q) * c.oc + o;
           if (with_residual) acc += z[at];
-          const double want = acc > 0 ? acc : 0;
+          const double want = ops::ApplyActivation(act, acc);
           const double d = std::fabs(y[at] - want);
           worst = std::max(worst, d);
           bad += d > 1e-5 + 1e-5 * std::fabs(want);
         }
-  EXPECT_EQ(bad, 0) << Name(c) << (with_residual ? " + residual" : "") << (in_place ? " in place" : "") << ": max |diff| " << worst;
+  EXPECT_EQ(bad, 0) << Name(c) << (with_residual ? " + residual" : "") << (in_place ? " in place" : "") << " activation "
+                    << static_cast<int>(act.kind) << ": max |diff| " << worst;
 }
 
 TEST(DirectConv, MatchesDefinitionOnEveryTilingBranch) {
@@ -98,6 +105,20 @@ TEST(DirectConv, MatchesDefinitionOnEveryTilingBranch) {
     Check(c, true);
     Check(c, true, true);
   }
+}
+
+// Relu and Clip are applied in the tiles' registers (pixel and row tiles,
+// border columns), other activations and post_affine on each finished row.
+TEST(DirectConv, ActivationsInRegistersAndAfter) {
+  if (!DirectConv::Available()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  ops::ActivationAttrs affine = Act(ops::Activation::kClip, -0.5f, 0.7f);
+  affine.post_scale = 2.f;
+  affine.post_shift = -0.25f;
+  for (const ops::ActivationAttrs& act : {Act(ops::Activation::kNone), Act(ops::Activation::kClip, -0.5f, 0.7f), affine,
+                                          Act(ops::Activation::kHardSwish)})
+    for (const Case& c : {Case{1, 3, 9, 40, 12, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 5, 8, 29, 40, 3, 3, 2, 2, 1, 1, 1, 1},
+                          Case{1, 3, 13, 21, 32, 7, 7, 2, 2, 3, 3, 3, 3}})
+      Check(c, true, false, act);
 }
 
 }  // namespace

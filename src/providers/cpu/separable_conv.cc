@@ -145,26 +145,6 @@ float* AlignedFloats(int64_t n) {
   return p;
 }
 
-// None, Relu and Clip (Relu6) without post_affine are a clamp the tiles
-// apply in registers; anything else runs after them, on the row in cache.
-struct Clamp {
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-};
-bool Clamps(const ops::ActivationAttrs& a) {
-  using ops::Activation;
-  return !a.has_post_affine() && (a.kind == Activation::kNone || a.kind == Activation::kRelu || a.kind == Activation::kClip);
-}
-Clamp ClampOf(const ops::ActivationAttrs& a) {
-  Clamp c;
-  if (!Clamps(a)) return c;
-  if (a.kind == ops::Activation::kRelu) c.lo = 0;
-  if (a.kind == ops::Activation::kClip) {
-    c.lo = a.alpha;
-    c.hi = a.beta;
-  }
-  return c;
-}
-
 // A thread's scratch of at least n floats, kept between runs, 64-byte
 // aligned: the tiles' vector loads and stores then never split a cache
 // line (split ones made the depthwise tiles about 2x slower).
