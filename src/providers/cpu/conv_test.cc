@@ -75,20 +75,11 @@ Built Make(const std::string& op, const std::string& domain, const ConvCase& c, 
 
 // `out`, when given, receives the cpu provider's output.
 void ExpectCpuMatchesReference(const Built& b, const std::string& what, double atol = 1e-5, Tensor* out = nullptr) {
-  auto ref = CreateSessionFromModel(b.model);
-  ASSERT_TRUE(ref.ok()) << what << ": " << ref.status().ToString();
-  SessionOptions o;
-  o.provider = "cpu";
-  o.opt_level = "disable";
-  auto cpu = CreateSessionFromModel(b.model, o);
-  ASSERT_TRUE(cpu.ok()) << what << ": " << cpu.status().ToString();
-  EXPECT_EQ((*cpu)->impl().executor->node_providers()[0], "cpu") << what << " fell back";
-  auto want = (*ref)->Run(b.feeds);
-  auto got = (*cpu)->Run(b.feeds);
-  ASSERT_TRUE(want.ok()) << what << ": " << want.status().ToString();
-  ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
-  const Tensor& e = (*want)[0];
-  const Tensor& a = (*got)[0];
+  const cpu::testing::BothRuns r = cpu::testing::RunOnBoth(b.model, b.feeds, what);
+  if (!r.ok) return;
+  EXPECT_EQ(r.provider, "cpu") << what << " fell back";
+  const Tensor& e = r.want;
+  const Tensor& a = r.got;
   if (out) *out = a;
   ASSERT_EQ(a.shape(), e.shape()) << what;
   int64_t bad = 0;

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "kiln/session.h"
 #include "kiln/tensor.h"
+#include "runtime/session_internal.h"
 
 namespace kiln::cpu::testing {
 
@@ -44,6 +46,36 @@ inline SessionOptions CpuOptions() {
   o.provider = "cpu";
   o.opt_level = "disable";
   return o;
+}
+
+// Output 0 of `model` on the reference provider (want) and on the cpu
+// provider with no passes (got), and the provider that ran node `node` on
+// cpu. A failed session or run is reported here; `ok` is then false.
+struct BothRuns {
+  bool ok = false;
+  Tensor want, got;
+  std::string provider;
+};
+inline BothRuns RunOnBoth(const ir::Model& model, const std::map<std::string, Tensor>& feeds, const std::string& what,
+                          size_t node = 0) {
+  BothRuns r;
+  auto ref = CreateSessionFromModel(model);
+  auto cpu = CreateSessionFromModel(model, CpuOptions());
+  if (!ref.ok() || !cpu.ok()) {
+    ADD_FAILURE() << what << ": " << (ref.ok() ? cpu.status() : ref.status()).ToString();
+    return r;
+  }
+  r.provider = (*cpu)->impl().executor->node_providers()[node];
+  auto want = (*ref)->Run(feeds);
+  auto got = (*cpu)->Run(feeds);
+  if (!want.ok() || !got.ok()) {
+    ADD_FAILURE() << what << ": " << (want.ok() ? got.status() : want.status()).ToString();
+    return r;
+  }
+  r.ok = true;
+  r.want = (*want)[0];
+  r.got = (*got)[0];
+  return r;
 }
 
 }  // namespace kiln::cpu::testing

@@ -11,14 +11,14 @@
 
 #include "ir/builder.h"
 #include "ops/fused.h"
-#include "runtime/session_internal.h"
 #include "providers/cpu/cpu_test_util.h"
 
 namespace kiln {
 namespace {
 
-using cpu::testing::CpuOptions;
+using cpu::testing::BothRuns;
 using cpu::testing::ExpectClose;
+using cpu::testing::RunOnBoth;
 
 using ir::Attribute;
 
@@ -60,18 +60,10 @@ Built Make(const std::string& op, const std::string& domain, const std::vector<O
 // Returns the provider the node ran on ("" on failure); the results must
 // agree with the reference either way.
 std::string RunBoth(const Built& b, const std::string& what) {
-  auto ref = CreateSessionFromModel(b.model);
-  EXPECT_TRUE(ref.ok()) << what << ": " << ref.status().ToString();
-  auto cpu = CreateSessionFromModel(b.model, CpuOptions());
-  EXPECT_TRUE(cpu.ok()) << what << ": " << cpu.status().ToString();
-  if (!ref.ok() || !cpu.ok()) return "";
-  auto want = (*ref)->Run(b.feeds);
-  auto got = (*cpu)->Run(b.feeds);
-  EXPECT_TRUE(want.ok()) << what << ": " << want.status().ToString();
-  EXPECT_TRUE(got.ok()) << what << ": " << got.status().ToString();
-  if (!want.ok() || !got.ok()) return "";
-  ExpectClose((*got)[0], (*want)[0], what);
-  return (*cpu)->impl().executor->node_providers()[0];
+  const BothRuns r = RunOnBoth(b.model, b.feeds, what);
+  if (!r.ok) return "";
+  ExpectClose(r.got, r.want, what);
+  return r.provider;
 }
 
 void ExpectCpuMatchesReference(const Built& b, const std::string& what) { EXPECT_EQ(RunBoth(b, what), "cpu") << what << " fell back"; }

@@ -16,7 +16,6 @@
 #include "ops/fused.h"
 #include "providers/cpu/cpu_test_util.h"
 #include "providers/cpu/separable_conv.h"
-#include "runtime/session_internal.h"
 
 namespace kiln {
 namespace {
@@ -79,23 +78,14 @@ Built Make(const SepCase& c, bool reuse_residual) {
   return r;
 }
 
-// Runs the model on cpu and reference and checks they agree; returns cpu's output.
+// Runs the model on cpu and reference and checks they agree; returns cpu's
+// output (undefined after a reported failure).
 Tensor ExpectCpuMatches(const Built& b, const std::string& what) {
-  auto ref = CreateSessionFromModel(b.model);
-  auto cpu = CreateSessionFromModel(b.model, cpu::testing::CpuOptions());
-  if (!ref.ok() || !cpu.ok()) {
-    ADD_FAILURE() << what << ": " << (ref.ok() ? cpu.status() : ref.status()).ToString();
-    return {};
-  }
-  EXPECT_EQ((*cpu)->impl().executor->node_providers()[0], "cpu") << what << " fell back";
-  auto want = (*ref)->Run(b.feeds);
-  auto got = (*cpu)->Run(b.feeds);
-  if (!want.ok() || !got.ok()) {
-    ADD_FAILURE() << what << ": " << (want.ok() ? got.status() : want.status()).ToString();
-    return {};
-  }
-  cpu::testing::ExpectClose((*got)[0], (*want)[0], what);
-  return (*got)[0];
+  const cpu::testing::BothRuns r = cpu::testing::RunOnBoth(b.model, b.feeds, what);
+  if (!r.ok) return {};
+  EXPECT_EQ(r.provider, "cpu") << what << " fell back";
+  cpu::testing::ExpectClose(r.got, r.want, what);
+  return r.got;
 }
 
 std::vector<SepCase> Cases() {
