@@ -12,6 +12,7 @@
 
 #include "kiln/session.h"
 #include "kiln/tensor.h"
+#include "ops/fused.h"
 #include "runtime/session_internal.h"
 
 namespace kiln::cpu::testing {
@@ -38,6 +39,15 @@ inline void ExpectClose(const Tensor& a, const Tensor& e, const std::string& wha
 // somewhere, so tests use this to show which kernel ran.
 inline bool SameBits(const Tensor& a, const Tensor& b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.Contiguous().raw(), b.Contiguous().raw(), a.nbytes()) == 0;
+}
+
+// An activation for the kernels' own constructors.
+inline ops::ActivationAttrs Act(ops::Activation kind, float alpha = 0, float beta = 0) {
+  ops::ActivationAttrs a;
+  a.kind = kind;
+  a.alpha = alpha;
+  a.beta = beta;
+  return a;
 }
 
 // The cpu provider with no passes: the kernel under test sees the node as built.

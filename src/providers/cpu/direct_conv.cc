@@ -60,6 +60,17 @@ __attribute__((target("avx512f"))) inline void InitAccumulators(const Tile& t, _
   }
 }
 
+// A fused Relu or Clip, applied before the stores.
+template <int NV, int NP>
+__attribute__((target("avx512f"))) inline void ClampAccumulators(const Tile& t, __m512 (&acc)[NP][NV]) {
+  if (!t.clamp) return;
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+#pragma GCC unroll 32
+  for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p][v]));  // NaN stays NaN
+}
+
 // NP pixels x NV vectors of 16 output channels, accumulated in registers.
 // Compiled for AVX-512 only; called only where Available() said so.
 template <int NV, int NP>
@@ -84,13 +95,7 @@ __attribute__((target("avx512f"))) void RunTile(const Tile& t) {
       }
     }
   }
-  if (t.clamp) {
-    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
-#pragma GCC unroll 16
-    for (int p = 0; p < NP; ++p)
-#pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p][v]));  // NaN stays NaN
-  }
+  ClampAccumulators<NV, NP>(t, acc);
 #pragma GCC unroll 16
   for (int p = 0; p < NP; ++p) {
     float* yp = t.y + p * t.y_pixel;
@@ -133,13 +138,7 @@ __attribute__((target("avx512f"))) void RunRowTile(const Tile& t) {
       }
     }
   }
-  if (t.clamp) {
-    const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
-#pragma GCC unroll 32
-    for (int p = 0; p < NP; ++p)
-#pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p][v]));  // NaN stays NaN
-  }
+  ClampAccumulators<NV, NP>(t, acc);
 #pragma GCC unroll 32
   for (int p = 0; p < NP; ++p) {
     float* yp = t.y + p * t.y_pixel;

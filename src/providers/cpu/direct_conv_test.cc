@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "providers/cpu/cpu_test_util.h"
+
 namespace kiln::cpu {
 namespace {
 
@@ -28,13 +30,7 @@ std::string Name(const Case& c) {
          std::to_string(c.pr);
 }
 
-ops::ActivationAttrs Act(ops::Activation kind, float alpha = 0, float beta = 0) {
-  ops::ActivationAttrs a;
-  a.kind = kind;
-  a.alpha = alpha;
-  a.beta = beta;
-  return a;
-}
+using kiln::cpu::testing::Act;
 
 // in_place: the output is written over the residual (y is z).
 void Check(const Case& c, bool with_residual, bool in_place = false, const ops::ActivationAttrs& act = Act(ops::Activation::kRelu)) {

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "providers/cpu/cpu_test_util.h"
+
 namespace kiln::cpu {
 namespace {
 
@@ -31,13 +33,7 @@ std::string Name(const Case& c) {
          " -> " + std::to_string(c.oc);
 }
 
-ops::ActivationAttrs Act(ops::Activation kind, float a = 0, float b = 0) {
-  ops::ActivationAttrs act;
-  act.kind = kind;
-  act.alpha = a;
-  act.beta = b;
-  return act;
-}
+using kiln::cpu::testing::Act;
 
 struct Acts {
   ops::ActivationAttrs e, d, p;
