@@ -59,15 +59,14 @@ inline SessionOptions CpuOptions() {
 }
 
 // Output 0 of `model` on the reference provider (want) and on the cpu
-// provider with no passes (got), and the provider that ran node `node` on
-// cpu. A failed session or run is reported here; `ok` is then false.
+// provider with no passes (got), and the provider that ran node 0 on cpu.
+// A failed session or run is reported here; `ok` is then false.
 struct BothRuns {
   bool ok = false;
   Tensor want, got;
   std::string provider;
 };
-inline BothRuns RunOnBoth(const ir::Model& model, const std::map<std::string, Tensor>& feeds, const std::string& what,
-                          size_t node = 0) {
+inline BothRuns RunOnBoth(const ir::Model& model, const std::map<std::string, Tensor>& feeds, const std::string& what) {
   BothRuns r;
   auto ref = CreateSessionFromModel(model);
   auto cpu = CreateSessionFromModel(model, CpuOptions());
@@ -75,7 +74,7 @@ inline BothRuns RunOnBoth(const ir::Model& model, const std::map<std::string, Te
     ADD_FAILURE() << what << ": " << (ref.ok() ? cpu.status() : ref.status()).ToString();
     return r;
   }
-  r.provider = (*cpu)->impl().executor->node_providers()[node];
+  r.provider = (*cpu)->impl().executor->node_providers()[0];
   auto want = (*ref)->Run(feeds);
   auto got = (*cpu)->Run(feeds);
   if (!want.ok() || !got.ok()) {
