@@ -152,7 +152,7 @@ using TileFn = void (*)(const Tile&);
 
 // Pixels per tile for NV output vectors: NP * NV <= 24 accumulators, which
 // leaves registers for the NV weight vectors and the broadcast.
-constexpr int kMaxVectors = 4;
+constexpr int kMaxVectors = static_cast<int>(kGemmTileChannels / 16);
 constexpr int kMaxPixels[kMaxVectors + 1] = {0, 14, 12, 8, 6};
 
 template <int NV, int... P>

@@ -75,6 +75,10 @@ bool Clamps(const ops::ActivationAttrs& a);
 // The clamp `a` is ([-inf, inf] when it is none or no clamp).
 Clamp ClampOf(const ops::ActivationAttrs& a);
 
+// The most output channels PackedGemm computes in one register tile
+// (4 vectors of 16); callers that pack weights in panels use this width.
+inline constexpr int64_t kGemmTileChannels = 64;
+
 // What PackedGemm writes besides the product (all optional).
 struct GemmOutput {
   // The residual, rows like y's: z[r][c] is read before y[r][c] is

@@ -29,13 +29,13 @@ constexpr int kDwPixels = 8;
 constexpr int64_t kBandPixels = 48;
 // The deepest window the tiles' row pointer arrays hold.
 constexpr int64_t kMaxK = 15;
-// Output channels per weight panel of the 1x1 steps (PackedGemm's widest
-// register tile). Each panel is one contiguous stream; row-major weights
+// Output channels per weight panel of the 1x1 steps: PackedGemm's widest
+// register tile. Each panel is one contiguous stream; row-major weights
 // put a panel's rows a whole padded width apart (2.3-3.8 KB in the 576 and
 // 960 channel blocks, whose weights arrive cold from memory). In
 // mobilenet_v2 the 7x7 blocks took 6-10% less time at 1 thread and 9-13%
 // less at 2 (per-node minimum of 6 alternated runs).
-constexpr int64_t kPanel = 64;
+constexpr int64_t kPanel = kGemmTileChannels;
 
 // One vector of 16 channels for NP output pixels of one row, taps
 // [j0, j1) of each valid window row. in[i]: input row i of the window at
