@@ -37,6 +37,7 @@ struct Tile {
   __mmask16 last;   // lanes of the last output vector that are real channels
   bool clamp;       // results clamped to [lo, hi] before the store (a fused Relu or Clip)
   float lo, hi;
+  const float* pf;  // RunTile<.., true>: the weights to ask for (GemmOutput::prefetch)
 };
 
 // Accumulators start at the bias plus, with a residual, the residual at
@@ -73,7 +74,9 @@ __attribute__((target("avx512f"))) inline void ClampAccumulators(const Tile& t, 
 
 // NP pixels x NV vectors of 16 output channels, accumulated in registers.
 // Compiled for AVX-512 only; called only where Available() said so.
-template <int NV, int NP>
+// kPrefetch: per input channel, also asks for the NV cache lines of t.pf
+// that the next panel of weights holds for it.
+template <int NV, int NP, bool kPrefetch = false>
 __attribute__((target("avx512f"))) void RunTile(const Tile& t) {
   __m512 acc[NP][NV];
   InitAccumulators<NV, NP>(t, acc);
@@ -87,6 +90,10 @@ __attribute__((target("avx512f"))) void RunTile(const Tile& t) {
       __m512 wv[NV];
 #pragma GCC unroll 16
       for (int v = 0; v < NV; ++v) wv[v] = _mm512_load_ps(wp + c * t.ocp + 16 * v);
+      if constexpr (kPrefetch) {
+#pragma GCC unroll 4
+        for (int q = 0; q < NV; ++q) _mm_prefetch(reinterpret_cast<const char*>(t.pf + (c * NV + q) * 16), _MM_HINT_T1);
+      }
 #pragma GCC unroll 16
       for (int p = 0; p < NP; ++p) {
         const __m512 xb = _mm512_set1_ps(xp[p * t.x_pixel + c]);
@@ -155,21 +162,23 @@ using TileFn = void (*)(const Tile&);
 constexpr int kMaxVectors = static_cast<int>(kGemmTileChannels / 16);
 constexpr int kMaxPixels[kMaxVectors + 1] = {0, 14, 12, 8, 6};
 
-template <int NV, int... P>
+template <int NV, bool kPrefetch, int... P>
 constexpr void FillRow(TileFn* row, std::integer_sequence<int, P...>) {
-  ((row[P + 1] = &RunTile<NV, P + 1>), ...);
+  ((row[P + 1] = &RunTile<NV, P + 1, kPrefetch>), ...);
 }
 
+template <bool kPrefetch>
 struct TileTable {
   TileFn fn[kMaxVectors + 1][16] = {};
   constexpr TileTable() {
-    FillRow<1>(fn[1], std::make_integer_sequence<int, kMaxPixels[1]>());
-    FillRow<2>(fn[2], std::make_integer_sequence<int, kMaxPixels[2]>());
-    FillRow<3>(fn[3], std::make_integer_sequence<int, kMaxPixels[3]>());
-    FillRow<4>(fn[4], std::make_integer_sequence<int, kMaxPixels[4]>());
+    FillRow<1, kPrefetch>(fn[1], std::make_integer_sequence<int, kMaxPixels[1]>());
+    FillRow<2, kPrefetch>(fn[2], std::make_integer_sequence<int, kMaxPixels[2]>());
+    FillRow<3, kPrefetch>(fn[3], std::make_integer_sequence<int, kMaxPixels[3]>());
+    FillRow<4, kPrefetch>(fn[4], std::make_integer_sequence<int, kMaxPixels[4]>());
   }
 };
-constexpr TileTable kTiles;
+constexpr TileTable<false> kTiles;
+constexpr TileTable<true> kPrefetchTiles;
 
 // Row tiles for 3-wide kernels at stride 1: NP * NV <= 24 accumulators plus
 // 3 * NV weight vectors and the broadcast within the 32 registers.
@@ -355,12 +364,15 @@ void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const
     t.last = static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
     t.w = w + 16 * v0;
     t.bias = bias + 16 * v0;
-    for (int64_t r = 0; r < rows; r += kMaxPixels[n]) {
+    for (int64_t r = 0, i = 0; r < rows; r += kMaxPixels[n], ++i) {
       const int64_t np = std::min<int64_t>(kMaxPixels[n], rows - r);
       t.x = x + r * x_stride;
       t.y = y + r * y_stride + 16 * v0;
       t.z = z ? z + r * y_stride + 16 * v0 : nullptr;
-      kTiles.fn[n][np](t);
+      // The first tile of rows reads the panel from memory; it asks for the
+      // next one as it goes, the others find theirs in cache.
+      t.pf = out.prefetch;
+      (out.prefetch && i == 0 ? kPrefetchTiles.fn[n][np] : kTiles.fn[n][np])(t);
     }
   }
 }

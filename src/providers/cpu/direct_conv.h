@@ -22,6 +22,7 @@
 // value is one fixed-order sum, so the thread count changes no result.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -78,6 +79,9 @@ Clamp ClampOf(const ops::ActivationAttrs& a);
 // The most output channels PackedGemm computes in one register tile
 // (4 vectors of 16); callers that pack weights in panels use this width.
 inline constexpr int64_t kGemmTileChannels = 64;
+// The width of weight panel b of `padded` output channels packed in panels
+// of kGemmTileChannels (the last one may be narrower).
+inline int64_t GemmPanelWidth(int64_t padded, int64_t b) { return std::min(kGemmTileChannels, padded - b * kGemmTileChannels); }
 
 // What PackedGemm writes besides the product (all optional).
 struct GemmOutput {
@@ -88,6 +92,12 @@ struct GemmOutput {
   int64_t channels = -1;
   // The result clamped to [lo, hi] (a fused Relu or Clip), NaN kept.
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  // The weights the caller multiplies next ([k][16 * nv] as w), asked for
+  // into L2 while the first tile of rows reads w: the transformed weights
+  // of kiln's Winograd stream from memory one panel after the other, and
+  // the hardware prefetcher alone left the tiles waiting for them.
+  // Prefetches never fault, so this may point past the last weights.
+  const float* prefetch = nullptr;
 };
 
 // y[r][0, 16 * nv) = bias + x[r][0, k) . w (+ z) for rows r in [0, rows),

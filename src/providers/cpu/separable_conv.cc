@@ -154,14 +154,13 @@ float* AlignedFloats(int64_t n) {
 
 // The width of panel b of a 1x1 step with `padded` (a multiple of 16)
 // output channels.
-int64_t PanelWidth(int64_t padded, int64_t b) { return std::min(kPanel, padded - b * kPanel); }
 
 // ONNX 1x1 weights w[outs][k] as panels: panel b at b * k * kPanel holds
 // [k][its width], zeros past outs.
 float* PackPanels(const float* w, int64_t outs, int64_t k, int64_t padded) {
   float* p = AlignedFloats(k * padded);
   for (int64_t o = 0; o < outs; ++o) {
-    const int64_t b = o / kPanel, width = PanelWidth(padded, b);
+    const int64_t b = o / kPanel, width = GemmPanelWidth(padded, b);
     float* panel = p + b * k * kPanel;
     for (int64_t c = 0; c < k; ++c) panel[c * width + o - b * kPanel] = w[o * k + c];
   }
@@ -234,7 +233,7 @@ void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n,
         float* e = ring + slot * s.iw * mp_;
         const Clamp c = ClampOf(act_e_);
         for (int64_t b = 0; b * kPanel < mp_; ++b)
-          PackedGemm(x + (n * s.ih + a) * s.iw * s.ic, s.ic, len * s.iw, s.ic, we_.get() + b * s.ic * kPanel, PanelWidth(mp_, b) / 16,
+          PackedGemm(x + (n * s.ih + a) * s.iw * s.ic, s.ic, len * s.iw, s.ic, we_.get() + b * s.ic * kPanel, GemmPanelWidth(mp_, b) / 16,
                      be_.get() + b * kPanel, e + b * kPanel, mp_, {.lo = c.lo, .hi = c.hi});
         if (!Clamps(act_e_)) ResidualActivationInPlace(e, nullptr, len * s.iw * mp_, act_e_);
         a += len;
@@ -247,7 +246,7 @@ void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n,
     const Clamp c = ClampOf(act_p_);
     for (int64_t b = 0; b * kPanel < ocp_; ++b) {
       const int64_t o0 = b * kPanel;
-      PackedGemm(d, mp_, (b1 - b0) * s.ow, s.m, wp_.get() + b * s.m * kPanel, PanelWidth(ocp_, b) / 16, bp_.get() + o0, yb + o0, s.oc,
+      PackedGemm(d, mp_, (b1 - b0) * s.ow, s.m, wp_.get() + b * s.m * kPanel, GemmPanelWidth(ocp_, b) / 16, bp_.get() + o0, yb + o0, s.oc,
                  {.z = zb ? zb + o0 : nullptr, .channels = std::min(kPanel, s.oc - o0), .lo = c.lo, .hi = c.hi});
     }
     if (!Clamps(act_p_)) ResidualActivationInPlace(yb, nullptr, (b1 - b0) * s.ow * s.oc, act_p_);

@@ -106,6 +106,11 @@ constexpr int64_t kBlockBytes = 512 * 1024;
 // this floor instead of the L2 bound alone (7 and 9 tiles there).
 constexpr int64_t kMinBlock = 24;
 
+// Output channels per panel of transformed weights: PackedGemm's widest
+// register tile. Each panel is one contiguous stream from memory; rows of a
+// [ic][ocp] matrix put a panel's rows ocp floats apart.
+constexpr int64_t kPanel = kGemmTileChannels;
+
 }  // namespace
 
 void WinogradConv::Free::operator()(float* p) const { std::free(p); }
@@ -140,7 +145,8 @@ WinogradConv::WinogradConv(const WinogradShape& s, const float* w, const float* 
   // and a few tiles per block would not pay for them.
   block_ = std::clamp<int64_t>(std::max<int64_t>(kMinBlock, kBlockBytes / (36 * (icp_ + ocp_) * static_cast<int64_t>(sizeof(float)))), 1,
                                tiles_x_ * tiles_y_);
-  // U = G g G^T per (output, input) channel, in double, stored [36][ic][ocp].
+  // U = G g G^T per (output, input) channel, in double, stored per
+  // position e as weight panels of kPanel output channels (see kPanel).
   u_.reset(AlignedFloats(36 * s.ic * ocp_));
   for (int64_t o = 0; o < s.oc; ++o)
     for (int64_t c = 0; c < s.ic; ++c) {
@@ -151,7 +157,8 @@ WinogradConv::WinogradConv(const WinogradShape& s, const float* w, const float* 
       for (int i = 0; i < 6; ++i)
         for (int j = 0; j < 6; ++j) {
           const double u = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
-          u_[((i * 6 + j) * s.ic + c) * ocp_ + o] = static_cast<float>(u);
+          const int64_t b = o / kPanel;
+          u_[(i * 6 + j) * s.ic * ocp_ + b * s.ic * kPanel + c * GemmPanelWidth(ocp_, b) + o - b * kPanel] = static_cast<float>(u);
         }
     }
   bias_.reset(AlignedFloats(ocp_));
@@ -215,9 +222,15 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
   // The 36 products: m[e] = v[e] . u[e], tiles by output channels. The bias
   // goes into position (1, 1): column 1 of A^T is all ones, so A^T m A adds
   // it to each of the 16 outputs exactly once.
-  for (int64_t e = 0; e < 36; ++e)
-    PackedGemm(v + e * tiles * icp_, icp_, tiles, s.ic, u_.get() + e * s.ic * ocp_, cov, e == 7 ? bias_.get() : zero_.get(),
-               m + e * tiles * ocp_, ocp_);
+  for (int64_t e = 0; e < 36; ++e) {
+    const float* bias = e == 7 ? bias_.get() : zero_.get();
+    for (int64_t b = 0; b * kPanel < ocp_; ++b) {
+      const float* panel = u_.get() + e * s.ic * ocp_ + b * s.ic * kPanel;
+      const int64_t width = GemmPanelWidth(ocp_, b);
+      PackedGemm(v + e * tiles * icp_, icp_, tiles, s.ic, panel, width / 16, bias + b * kPanel, m + e * tiles * ocp_ + b * kPanel, ocp_,
+                 {.prefetch = panel + s.ic * width});
+    }
+  }
   // Output transform into y: column by column (A^T m), then row by row
   // ((A^T m) A); tiles wholly inside the output store without checks.
   float* yimg = y + n * s.oh * s.ow * s.oc;

@@ -60,7 +60,7 @@ class WinogradConv {
   int64_t icp_, ocp_;    // channels rounded up to 16
   int64_t tiles_x_, tiles_y_;
   int64_t block_;        // tiles per block
-  std::unique_ptr<float[], Free> u_;     // [36][ic][ocp]
+  std::unique_ptr<float[], Free> u_;     // [36][ocp / 64 panels][ic][64] (the last panel narrower)
   std::unique_ptr<float[], Free> bias_;  // ocp values
   std::unique_ptr<float[], Free> zero_;  // ocp zeros (the products' bias)
   ops::ActivationAttrs act_;
