@@ -15,6 +15,12 @@
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 
+// GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
+// the unused merge source (of _mm512_min_ps / _mm512_max_ps in the clamp)
+// "may be used uninitialized"; it is never read.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 namespace kiln::cpu {
 namespace {
 
@@ -200,14 +206,6 @@ struct RowTileTable {
 };
 constexpr RowTileTable kRowTiles;
 
-float* AlignedFloats(int64_t n) {
-  const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64)));
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, std::max<size_t>(bytes, 64));
-  return p;
-}
-
 }  // namespace
 
 bool Clamps(const ops::ActivationAttrs& a) {
@@ -226,7 +224,15 @@ Clamp ClampOf(const ops::ActivationAttrs& a) {
   return c;
 }
 
-void DirectConv::Free::operator()(float* p) const { std::free(p); }
+float* AlignedFloats(int64_t n) {
+  const size_t bytes = (static_cast<size_t>(std::max<int64_t>(n, 16)) * sizeof(float) + 63) / 64 * 64;
+  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+void FreeFloats::operator()(float* p) const { std::free(p); }
 
 bool DirectConv::Available() { return HasAvx512F(); }
 

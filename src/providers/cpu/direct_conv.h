@@ -31,6 +31,14 @@
 
 namespace kiln::cpu {
 
+// Packed weights' storage: n zeroed floats (at least 16), 64-byte aligned so
+// the tiles' vector loads never split a cache line; freed with FreeFloats.
+float* AlignedFloats(int64_t n);
+struct FreeFloats {
+  void operator()(float* p) const;
+};
+using AlignedFloatsPtr = std::unique_ptr<float[], FreeFloats>;
+
 struct DirectConvShape {
   int64_t n = 0, ih = 0, iw = 0, ic = 0;  // input [n, ih, iw, ic] (channels-last)
   int64_t oh = 0, ow = 0, oc = 0;         // output [n, oh, ow, oc]
@@ -55,14 +63,11 @@ class DirectConv {
   void Run(const float* x, float* y, const float* residual) const;
 
  private:
-  struct Free {
-    void operator()(float* p) const;
-  };
   void RunRow(const float* x, float* y, const float* residual, int64_t n, int64_t r) const;
 
   DirectConvShape s_;
   int64_t ocp_;  // oc rounded up to 16
-  std::unique_ptr<float[], Free> w_, bias_;
+  AlignedFloatsPtr w_, bias_;
   ops::ActivationAttrs act_;
 };
 
@@ -79,6 +84,7 @@ Clamp ClampOf(const ops::ActivationAttrs& a);
 // The most output channels PackedGemm computes in one register tile
 // (4 vectors of 16); callers that pack weights in panels use this width.
 inline constexpr int64_t kGemmTileChannels = 64;
+
 // The width of weight panel b of `padded` output channels packed in panels
 // of kGemmTileChannels (the last one may be narrower).
 inline int64_t GemmPanelWidth(int64_t padded, int64_t b) { return std::min(kGemmTileChannels, padded - b * kGemmTileChannels); }

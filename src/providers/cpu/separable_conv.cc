@@ -144,17 +144,6 @@ constexpr std::array<DwFn, kDwRowPixels + 1> MakeDwRowTable(std::integer_sequenc
 }
 constexpr auto kDwRowTiles3 = MakeDwRowTable(std::make_integer_sequence<int, kDwRowPixels>());
 
-float* AlignedFloats(int64_t n) {
-  const size_t bytes = (static_cast<size_t>(std::max<int64_t>(n, 16)) * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
-  return p;
-}
-
-// The width of panel b of a 1x1 step with `padded` (a multiple of 16)
-// output channels.
-
 // ONNX 1x1 weights w[outs][k] as panels: panel b at b * k * kPanel holds
 // [k][its width], zeros past outs.
 float* PackPanels(const float* w, int64_t outs, int64_t k, int64_t padded) {
@@ -177,8 +166,6 @@ float* Scratch(std::vector<float>& v, int64_t n) {
 }
 
 }  // namespace
-
-void SeparableConv::Free::operator()(float* p) const { std::free(p); }
 
 bool SeparableConv::Available() { return HasAvx512F(); }
 

@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "ops/fused.h"
+#include "providers/cpu/direct_conv.h"
 
 namespace kiln::cpu {
 
@@ -57,9 +58,6 @@ class SeparableConv {
   void Run(const float* x, float* y, const float* z) const;
 
  private:
-  struct Free {
-    void operator()(float* p) const;
-  };
   void RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1) const;
   void Depthwise(const float* x, int64_t n, const float* ring, int64_t r, float* d) const;
 
@@ -67,7 +65,7 @@ class SeparableConv {
   int64_t mp_, ocp_;  // m and oc rounded up to 16
   int64_t band_;      // output rows per band
   int64_t ring_;      // input rows the ring holds
-  std::unique_ptr<float[], Free> we_, be_, wd_, bd_, wp_, bp_;
+  AlignedFloatsPtr we_, be_, wd_, bd_, wp_, bp_;
   ops::ActivationAttrs act_e_, act_d_, act_p_;
 };
 

@@ -90,14 +90,6 @@ constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
                              {1.0 / 24, -1.0 / 12, 1.0 / 6},
                              {0, 0, 1}};
 
-float* AlignedFloats(int64_t n) {
-  const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64)));
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, std::max<size_t>(bytes, 64));
-  return p;
-}
-
 // The transformed input and products of one block stay within this many
 // bytes (half the 1 MiB L2 of this machine's cores, leaving room for the
 // transformed weights streaming through).
@@ -112,8 +104,6 @@ constexpr int64_t kMinBlock = 24;
 constexpr int64_t kPanel = kGemmTileChannels;
 
 }  // namespace
-
-void WinogradConv::Free::operator()(float* p) const { std::free(p); }
 
 // Where it beat both oneDNN 2.6's direct kernel and kiln's (min of 15 runs,
 // caches flushed, SiLU fused, 1 thread, this machine's AMD EPYC):

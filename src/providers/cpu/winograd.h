@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "ops/fused.h"
+#include "providers/cpu/direct_conv.h"
 
 namespace kiln::cpu {
 
@@ -49,9 +50,6 @@ class WinogradConv {
   void Run(const float* x, float* y, const float* residual) const;
 
  private:
-  struct Free {
-    void operator()(float* p) const;
-  };
   // Tiles [t0, t1) of image n (numbered row by row), with scratch v
   // (transformed input) and m (products).
   void RunBlock(const float* x, float* y, const float* residual, int64_t n, int64_t t0, int64_t t1, float* v, float* m) const;
@@ -60,9 +58,9 @@ class WinogradConv {
   int64_t icp_, ocp_;    // channels rounded up to 16
   int64_t tiles_x_, tiles_y_;
   int64_t block_;        // tiles per block
-  std::unique_ptr<float[], Free> u_;     // [36][ocp / 64 panels][ic][64] (the last panel narrower)
-  std::unique_ptr<float[], Free> bias_;  // ocp values
-  std::unique_ptr<float[], Free> zero_;  // ocp zeros (the products' bias)
+  AlignedFloatsPtr u_;     // [36][ocp / 64 panels][ic][64] (the last panel narrower)
+  AlignedFloatsPtr bias_;  // ocp values
+  AlignedFloatsPtr zero_;  // ocp zeros (the products' bias)
   ops::ActivationAttrs act_;
 };
 
