@@ -29,22 +29,31 @@
 // PP-OCR det's head, U-Nets, FPNs), every input pixel writes its own
 // kH x kW tile of the output and no two tiles overlap:
 //   y[n, oc, i*kH + a, j*kW + b] = bias[oc] + sum_c x[n, c, i, j] * W[c, oc, a, b]
-// That is one matrix product, [N*H*W, C] x [C, kH*kW*M] with columns ordered
-// (a, b, oc), whose row (n, i, j) holds the tile. Channels-last, each tile
-// row (fixed a) is kW*M contiguous floats of y, so a pass copies the rows
-// into place (none is needed when kH = 1: the product's rows are then y's).
+// With AVX-512 each tile row a is a product of its own, [W, C] x [C, kW*M]
+// per input row, run on the direct kernel's register tiles (PackedGemm,
+// direct_conv.h) straight into y: channels-last, input pixel j's tile row
+// is kW*M contiguous floats of y's row i*kH + a, so the product's rows lie
+// kW*M floats apart and no pass moves them. Where a whole tile fits one
+// vector (kH*kW*M <= 16) one product covers all tile rows and a short loop
+// moves its values. Without AVX-512 it is one oneDNN matmul,
+// [N*H*W, C] x [C, kH*kW*M], whose tile rows a pass copies into place.
 // In PP-OCR det (1 thread, 24 -> 24 channels on 160x160 and 24 -> 1 on
-// 320x320) oneDNN 2.6's deconvolution took 10.8 and 5.8 ms per run (its jit
-// kernel pads 24 channels to blocks of 16 and runs at 3-11 GFLOP/s); the
-// product plus the copy take 2.5 and 2.3 ms.
+// 320x320) oneDNN 2.6's deconvolution took 10.8 and 5.8 ms per run (its
+// jit kernel pads 24 channels to blocks of 16 and runs at 3-11 GFLOP/s),
+// the matmul and copy 1.79 and 1.87 ms, the register tiles 0.71 and 1.06
+// (0.42 and 0.59 at 2 threads; per-node minimum of 4 alternated runs).
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "ops/conv.h"
 #include "ops/fused.h"
+#include "providers/cpu/conv_epilogue.h"
+#include "providers/cpu/direct_conv.h"
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/parallel.h"
@@ -67,6 +76,10 @@ struct DeconvPrimitive {
   dnnl::matmul::primitive_desc mm_pd;
   dnnl::matmul mm;
   int64_t rows = 0, cols = 0;  // of the product: N*H*W, kH*kW*M
+  // Or, with AVX-512, per tile row a: W[:, :, a, :] as [C][kW*M] (columns
+  // (b, oc)) in PackedGemm's weight panels, and the bias per column; one
+  // entry for all tile rows (columns (a, b, oc)) where kH*kW*M <= 16.
+  std::vector<AlignedFloatsPtr> row_w, row_b;
 };
 
 class ConvTransposeKernel {
@@ -98,6 +111,10 @@ class ConvTransposeKernel {
       const int64_t m = p->out_shape[1];
       for (int64_t i = 0; i < y.numel(); ++i)  // channels-last: C innermost
         yp[i] = static_cast<float>(ops::ApplyActivation(act_, b.defined() ? b.data<float>()[i % m] : 0.0));
+      return Status::Ok();
+    }
+    if (p->tiled && !p->row_w.empty()) {
+      RunTiledRows(*p, x, y);
       return Status::Ok();
     }
     if (p->tiled) return RunTiled(*p, x, y);
@@ -137,13 +154,75 @@ class ConvTransposeKernel {
     return Status::Ok();
   }
 
-  // The matmul of the tiled case into *p (see the top).
+  // The tiled case on the register tiles (see the top), input row by
+  // input row: each tile row a's product written into y's row i*kH + a;
+  // or, where a pixel's whole tile fits one vector (kH*kW*M <= 16, PP-OCR
+  // det's 24 -> 1), one product for all tile rows into a row buffer, whose
+  // values are then moved into place: half the multiplications for 2x2
+  // tiles, each vector lane otherwise idle.
+  void RunTiledRows(const DeconvPrimitive& p, const Tensor& x, Tensor& y) const {
+    const int64_t c = x.shape()[1], h = x.shape()[2], w_in = x.shape()[3];
+    const int64_t kh = attrs_.sp.kernel_shape[0], m = p.out_shape[1], ow = p.out_shape[3];
+    const int64_t run = attrs_.sp.kernel_shape[1] * m, padded = (run + 15) / 16 * 16;
+    const Clamp clamp = ClampOf(act_);
+    const double flops = 2.0 * static_cast<double>(p.rows) * static_cast<double>(c) * static_cast<double>(p.cols);
+    const float* xd = x.data<float>();
+    float* yd = y.data<float>();
+    ParallelFor(x.shape()[0] * h, flops < kSerialFlops ? 0 : kParallelMin, [&](int64_t r0, int64_t r1) {
+      thread_local std::vector<float> row_buf;
+      for (int64_t r = r0; r < r1; ++r) {  // input row (n, i); output rows (n*H + i)*kH + a
+        const float* xr = xd + r * w_in * c;
+        if (p.row_w.size() == 1 && kh > 1) {  // one vector per pixel: [w_in][16], lanes (a, b, oc)
+          row_buf.resize(static_cast<size_t>(w_in * 16));
+          PackedGemm(xr, c, w_in, c, p.row_w[0].get(), 1, p.row_b[0].get(), row_buf.data(), 16, {.lo = clamp.lo, .hi = clamp.hi});
+          for (int64_t a = 0; a < kh; ++a) {
+            float* yr = yd + (r * kh + a) * ow * m;
+            for (int64_t j = 0; j < w_in; ++j)
+              for (int64_t q = 0; q < run; ++q) yr[j * run + q] = row_buf[static_cast<size_t>(j * 16 + a * run + q)];
+          }
+        } else {
+          for (int64_t a = 0; a < kh; ++a) {
+            float* yr = yd + (r * kh + a) * ow * m;
+            for (int64_t b = 0; b * kGemmTileChannels < padded; ++b)
+              PackedGemm(xr, c, w_in, c, p.row_w[a].get() + b * c * kGemmTileChannels, GemmPanelWidth(padded, b) / 16,
+                         p.row_b[a].get() + b * kGemmTileChannels, yr + b * kGemmTileChannels, run,
+                         {.channels = std::min(kGemmTileChannels, run - b * kGemmTileChannels), .lo = clamp.lo, .hi = clamp.hi});
+          }
+        }
+        if (!Clamps(act_)) ResidualActivationInPlace(yd + r * kh * ow * m, nullptr, kh * ow * m, act_);
+      }
+    });
+  }
+
+  // The tiled case's weights: on the register tiles where the CPU has
+  // AVX-512, else as one oneDNN matmul (see the top).
   void BuildTiled(DeconvPrimitive& p, const Shape& x) {
     const Shape& ws = w_.shape();  // [C, M, kH, kW]
     const int64_t c = ws[0], m = ws[1], kh = ws[2], kw = ws[3];
     p.tiled = true;
     p.rows = x[0] * x[2] * x[3];
     p.cols = kh * kw * m;
+    const char* direct = std::getenv("KILN_CPU_DIRECT");  // =0: oneDNN only, as for Conv
+    if (DirectConv::Available() && !(direct && std::string(direct) == "0")) {
+      // Tile rows' products of their own, or one of all of them (columns
+      // (a, b, oc)) where a pixel's whole tile fits one vector.
+      const int64_t run = kw * m, one = kh * run <= 16 ? kh : 1;
+      const int64_t cols = one * run, padded = (cols + 15) / 16 * 16;
+      const float* w = w_.data<float>();
+      const Tensor bc = b_.defined() ? b_.Contiguous() : Tensor();
+      for (int64_t a0 = 0; a0 < kh; a0 += one) {
+        AlignedFloatsPtr wa(AlignedFloats(c * padded)), ba(AlignedFloats(padded));
+        for (int64_t col = 0; col < cols; ++col) {  // col = (a - a0) * kW * M + b * M + oc
+          const int64_t a = a0 + col / run, b = col % run / m, oc = col % m, panel = col / kGemmTileChannels;
+          float* pw = wa.get() + panel * c * kGemmTileChannels + col - panel * kGemmTileChannels;
+          for (int64_t ci = 0; ci < c; ++ci) pw[ci * GemmPanelWidth(padded, panel)] = w[((ci * m + oc) * kh + a) * kw + b];
+          if (bc.defined()) ba[col] = bc.data<float>()[oc];
+        }
+        p.row_w.push_back(std::move(wa));
+        p.row_b.push_back(std::move(ba));
+      }
+      return;
+    }
     // B[ci, (a*kW + b)*M + oc] = W[ci, oc, a, b]; the bias repeats per tile cell.
     std::vector<float> b_mat(static_cast<size_t>(c * p.cols));
     const float* w = w_.data<float>();

@@ -106,6 +106,7 @@ std::vector<DeconvCase> Cases() {
       {"tiled 2x2 s2 to one channel (PP-OCR det's last)", {1, 24, 9, 7}, {24, 1, 2, 2}, {Ints("strides", {2, 2})}},
       {"tiled 2x2 s2, copy large enough to split across threads", {1, 24, 40, 40}, {24, 24, 2, 2}, {Ints("strides", {2, 2})}},
       {"tiled 2x2 s2 no bias", {1, 6, 5, 5}, {6, 3, 2, 2}, {Ints("strides", {2, 2})}, false},
+      {"tiled 2x2 s2, 80 values per tile row (two weight panels)", {1, 8, 5, 6}, {8, 40, 2, 2}, {Ints("strides", {2, 2})}},
       {"tiled 1x3 s(1,3): rows written in place", {2, 4, 3, 5}, {4, 6, 1, 3}, {Ints("strides", {1, 3})}},
       {"tiled 1x1 s1", {1, 7, 6, 5}, {7, 9, 1, 1}, {}},
       {"tiled by output_shape = the full result", {1, 4, 5, 5}, {4, 3, 2, 2}, {Ints("strides", {2, 2}), Ints("output_shape", {10, 10})}},
@@ -118,6 +119,16 @@ std::vector<DeconvCase> Cases() {
 TEST(CpuConvTranspose, MatchesReferenceOnAttributeGridBothLayouts) {
   for (const DeconvCase& c : Cases())
     for (bool nhwc : {false, true}) ExpectCpuMatchesReference(Make(c, nhwc), c.name + (nhwc ? " [NHWC]" : " [NCHW]"));
+}
+
+// The tiled cases once more on the path of CPUs without AVX-512 (one
+// oneDNN matmul and a copy): KILN_CPU_DIRECT=0 turns kiln's register tiles
+// off, so this machine runs that path too.
+TEST(CpuConvTranspose, TiledCasesOnTheOneDnnMatmul) {
+  setenv("KILN_CPU_DIRECT", "0", 1);
+  for (const DeconvCase& c : Cases())
+    if (std::string(c.name).rfind("tiled", 0) == 0) ExpectCpuMatchesReference(Make(c, true), c.name + std::string(" [oneDNN matmul]"));
+  unsetenv("KILN_CPU_DIRECT");
 }
 
 TEST(CpuConvTranspose, DynamicShapesRebuildPerShape) {
@@ -187,6 +198,7 @@ TEST(CpuConvTranspose, FusedActivationOnBothPaths) {
   };
   const std::vector<DeconvCase> shapes = {
       {"tiled 2x2 s2", {1, 6, 7, 5}, {6, 4, 2, 2}, {Ints("strides", {2, 2})}},
+      {"tiled 2x2 s2, 12 channels (a product per tile row)", {1, 6, 7, 5}, {6, 12, 2, 2}, {Ints("strides", {2, 2})}},
       {"deconvolution 3x3 s2 p1", {1, 6, 5, 5}, {6, 4, 3, 3}, {Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})}},
   };
   for (const DeconvCase& c : shapes)
