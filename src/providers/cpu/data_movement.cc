@@ -5,13 +5,18 @@
 //    channels-last value the convolutions read directly, with no copy.
 //  - Concat reads any dense layout and writes the layout its inputs share
 //    (row-major when they differ), each input copied into its slice of the
-//    output through strides; on channels-last data a channel Concat is a
-//    copy of contiguous channel runs per pixel.
+//    output through strides; where every input is dense in the output's
+//    order, the output is, per index of the dims stored outside the axis,
+//    each input's contiguous block in turn (ConcatBlocks): on channels-last
+//    data a channel Concat copies each pixel's channel runs.
 // Any dtype but string (a byte copy by element size).
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "ops/data_movement.h"
 #include "providers/cpu/families.h"
+#include "providers/cpu/parallel.h"
 #include "providers/cpu/strided_loop.h"
 
 namespace kiln::cpu {
@@ -67,6 +72,62 @@ Status CopyInto(const Tensor& dst, const Tensor& src) {
   return Status::Ok();
 }
 
+// y[o][...] = in[0][o][0, run[0]), in[1][o][0, run[1]), ... for o < outer:
+// every output row is written once, whole, in order, and rows are split
+// across threads. Copying input by input through strides instead wrote each
+// output cache line once per input, a short memcpy per pixel and input:
+// PP-OCR det's 4 x 24-channel Concat at 160x160 took 1.06 ms at 1 thread.
+template <typename T>
+void ConcatBlocks(T* y, const std::vector<const T*>& in, const std::vector<int64_t>& run, int64_t outer, int64_t total) {
+  ParallelFor(outer, outer * total, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      T* __restrict d = y + o * total;
+      for (size_t i = 0; i < in.size(); ++i) {
+        const T* __restrict s = in[i] + o * run[i];
+        if (run[i] >= 64) {
+          std::memcpy(d, s, static_cast<size_t>(run[i]) * sizeof(T));
+        } else {
+          for (int64_t k = 0; k < run[i]; ++k) d[k] = s[k];  // short runs: no call per run
+        }
+        d += run[i];
+      }
+    }
+  });
+}
+
+// The blocked Concat when every input is dense in y's order; false if one
+// is not (or the element size has no copy type).
+bool TryConcatBlocks(const Tensor& y, const std::vector<const Tensor*>& ins, const DimOrder& order, int64_t axis) {
+  const int rank = y.rank();
+  for (const Tensor* t : ins)
+    if (!IsDenseInOrder(*t, order)) return false;
+  const DimOrder full = ResolveOrder(order, rank);
+  int64_t outer = 1;
+  size_t p = 0;
+  for (; p < full.size() && full[p] != axis; ++p) outer *= y.shape()[static_cast<size_t>(full[p])];
+  std::vector<int64_t> run;
+  for (const Tensor* t : ins) {
+    int64_t r = 1;
+    for (size_t q = p; q < full.size(); ++q) r *= t->shape()[static_cast<size_t>(full[q])];
+    run.push_back(r);
+  }
+  int64_t total = 0;
+  for (int64_t r : run) total += r;
+  auto go = [&](auto* yp) {
+    using T = std::remove_pointer_t<decltype(yp)>;
+    std::vector<const T*> in;
+    for (const Tensor* t : ins) in.push_back(static_cast<const T*>(t->raw()));
+    ConcatBlocks(yp, in, run, outer, total);
+  };
+  switch (DTypeSize(y.dtype())) {
+    case 1: go(static_cast<uint8_t*>(y.raw())); return true;
+    case 2: go(static_cast<uint16_t*>(y.raw())); return true;
+    case 4: go(static_cast<uint32_t*>(y.raw())); return true;
+    case 8: go(static_cast<uint64_t*>(y.raw())); return true;
+    default: return false;
+  }
+}
+
 DimOrder SharedOrder(const std::vector<DimOrder>& orders, int rank) {
   for (const DimOrder& o : orders)
     if (!SameOrder(o, orders[0], rank)) return kRowMajor;
@@ -94,7 +155,10 @@ Status RunConcat(runtime::KernelContext& ctx, int64_t axis_attr) {
     if (!FindOrder(*t, &o)) return ctx.Error("cpu Concat was handed a non-dense input: " + t->Describe());
     orders.push_back(o);
   }
-  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, ins[0]->dtype(), out, SharedOrder(orders, rank)));
+  const DimOrder order = SharedOrder(orders, rank);
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, ins[0]->dtype(), out, order));
+  if (y.numel() == 0) return Status::Ok();
+  if (IsDenseInOrder(y, order) && TryConcatBlocks(y, ins, order, axis)) return Status::Ok();
   int64_t start = 0;
   for (const Tensor* t : ins) {
     if (t->numel() > 0) {

@@ -205,6 +205,10 @@ TEST(CpuConcat, AnyAxisOnBothLayoutsAndMixed) {
   Shape b = kX;
   b[1] = 2;
   Check({"Concat mixed layouts", "Concat", {{kX, In::kNHWC}, {b, In::kNCHW}}, {Attribute::Int("axis", 1)}});
+  // Large enough to be split across threads; channel runs of 24 and 72
+  // values per pixel (a loop and a memcpy) on NHWC, whole planes on NCHW.
+  for (In layout : {In::kNCHW, In::kNHWC})
+    Check({"Concat of large maps", "Concat", {{{1, 24, 40, 40}, layout}, {{1, 72, 40, 40}, layout}}, {Attribute::Int("axis", 1)}});
 }
 
 TEST(CpuTranspose, IsAViewInTheLayoutItPredicts) {
