@@ -15,22 +15,36 @@
 namespace kiln::cpu {
 namespace {
 
-// One contiguous row: y = softmax(x) or log-softmax(x).
-KILN_CPU_CLONES void SoftmaxRow(const float* x, float* y, int64_t n, bool log) {
+// One contiguous row: y = softmax(x) or log-softmax(x). The max and the
+// sum are folded into 16 lanes, then across them: as single running values
+// they were dependency chains the compiler would not reorder, so the exp
+// loop ran scalar (PP-OCRv4 rec's three attention Softmax nodes took 0.46 ms
+// against ONNX Runtime's 0.16).
+constexpr int kLanes = 16;
+
+KILN_CPU_CLONES void SoftmaxRow(const float* __restrict x, float* __restrict y, int64_t n, bool log) {
+  float lane[kLanes];
+  for (int j = 0; j < kLanes; ++j) lane[j] = -INFINITY;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
   float m = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
-  float sum = 0;
+  for (int j = 0; j < kLanes; ++j) m = lane[j] > m ? lane[j] : m;
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  // e^(x - m) into y (log-softmax overwrites it below).
+  for (i = 0; i < n; ++i) y[i] = ExpF(x[i] - m);
+  for (int j = 0; j < kLanes; ++j) lane[j] = 0.f;
+  for (i = 0; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] += y[i + j];
+  float sum = 0.f;
+  for (int j = 0; j < kLanes; ++j) sum += lane[j];
+  for (; i < n; ++i) sum += y[i];
   if (log) {
-    for (int64_t i = 0; i < n; ++i) sum += ExpF(x[i] - m);
     const float lse = m + std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
+    for (i = 0; i < n; ++i) y[i] = x[i] - lse;
   } else {
-    for (int64_t i = 0; i < n; ++i) {
-      y[i] = ExpF(x[i] - m);
-      sum += y[i];
-    }
     const float r = 1.f / sum;
-    for (int64_t i = 0; i < n; ++i) y[i] *= r;
+    for (i = 0; i < n; ++i) y[i] *= r;
   }
 }
 
