@@ -13,6 +13,7 @@ void RegisterElementwiseKernels(runtime::KernelRegistry& r);  // elementwise.cc
 void RegisterDataMovementKernels(runtime::KernelRegistry& r);  // data_movement.cc
 void RegisterResizeKernels(runtime::KernelRegistry& r);  // resize.cc
 void RegisterSoftmaxKernels(runtime::KernelRegistry& r);  // softmax.cc
+void RegisterReduceKernels(runtime::KernelRegistry& r);  // reduce.cc
 void RegisterSeparableKernels(runtime::KernelRegistry& r);  // separable.cc
 
 }  // namespace kiln::cpu

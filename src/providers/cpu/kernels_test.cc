@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ir/builder.h"
 #include "runtime/session_internal.h"
@@ -104,7 +105,7 @@ void Check(const Case& c, double atol = 1e-5, double rtol = 1e-5) {
   int64_t bad = 0, first = -1;
   for (int64_t i = 0; i < e.numel(); ++i) {
     const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
-    const bool ok = (std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= atol + rtol * std::fabs(y);
+    const bool ok = (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= atol + rtol * std::fabs(y);  // x == y: infinities
     if (!ok && bad++ == 0) first = i;
   }
   EXPECT_EQ(bad, 0) << bad << " of " << e.numel() << " differ; first at " << first << ": cpu " << a.GetAsDouble(first)
@@ -209,6 +210,76 @@ TEST(CpuConcat, AnyAxisOnBothLayoutsAndMixed) {
   // values per pixel (a loop and a memcpy) on NHWC, whole planes on NCHW.
   for (In layout : {In::kNCHW, In::kNHWC})
     Check({"Concat of large maps", "Concat", {{{1, 24, 40, 40}, layout}, {{1, 72, 40, 40}, layout}}, {Attribute::Int("axis", 1)}});
+}
+
+Tensor Axes(std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(DType::kInt64, {static_cast<int64_t>(v.size())}, v); }
+
+// Every Reduce* kind over several axis sets: with keepdims on both layouts
+// (a channels-last input is reduced in place of its order, no conversion),
+// without keepdims on row-major input. Float sums against the reference's
+// double ones, hence the looser tolerance (the is 1e-3 / 1e-4).
+TEST(CpuReduce, EveryKindAxesAndKeepdimsOnBothLayouts) {
+  const std::vector<std::string> ops = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                        "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"};
+  const std::vector<std::vector<int64_t>> axes_sets = {{1}, {2, 3}, {-1}, {0, 2}, {1, 3}, {}};
+  for (const std::string& op : ops)
+    for (const auto& axes : axes_sets)
+      for (int keep : {1, 0})
+        for (In layout : {In::kNCHW, In::kNHWC}) {
+          if (!keep && layout == In::kNHWC) continue;  // declared row-major: converted in front
+          Case c{op + " axes " + ::testing::PrintToString(axes) + " keepdims " + std::to_string(keep) + (layout == In::kNHWC ? " NHWC" : " NCHW"),
+                 op, {{kX, layout}}, {Attribute::Int("keepdims", keep)}};
+          if (op == "ReduceSum") {  // opset 13+: axes is an input
+            if (!axes.empty()) c.const_inputs = {{1, Axes(axes)}};
+          } else if (!axes.empty()) {
+            c.attrs.push_back(Attribute::Ints("axes", axes));
+          }
+          Check(c, 1e-4, 1e-4);
+        }
+  // Runs of 16 lanes and more, split across threads: a pooled map on both
+  // layouts, LayerNorm's mean over the last axis of a sequence.
+  for (In layout : {In::kNCHW, In::kNHWC})
+    Check({"ReduceMean of a 64x20x20 map", "ReduceMean", {{{1, 64, 20, 20}, layout}}, {Attribute::Ints("axes", {2, 3})}}, 1e-4, 1e-4);
+  Check({"ReduceMean over the last axis", "ReduceMean", {{{1, 80, 120}}}, {Attribute::Ints("axes", {-1})}}, 1e-4, 1e-4);
+  Check({"ReduceSumSquare of a reduced dim of size 0", "ReduceSumSquare", {{{2, 0, 3}}}, {Attribute::Ints("axes", {1})}});
+  Check({"ReduceMax of a reduced dim of size 0", "ReduceMax", {{{2, 0, 3}}}, {Attribute::Ints("axes", {1})}});
+}
+
+// NaN and infinities as the reference treats them: Max and Min propagate a
+// NaN; LogSumExp gives NaN with one, +inf with +inf, -inf when all are -inf.
+TEST(CpuReduce, NanAndInfinities) {
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> in = {1.f, nan, 3.f, 2.f, -1.f, 4.f, inf, 0.f, 1.f, -inf, -inf, -inf};
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceLogSumExp", "ReduceSum"}) {
+    SCOPED_TRACE(op);
+    ir::GraphBuilder b(17);
+    auto x = b.AddInput("x", DType::kFloat32, Shape{4, 3});
+    b.AddOutput(b.AddNode(op, {x}, {Attribute::Ints("axes", {1}), Attribute::Int("keepdims", 0)}, 1, "op")[0]);
+    if (std::string(op) == "ReduceSum") {
+      ir::GraphBuilder s(17);
+      auto xs = s.AddInput("x", DType::kFloat32, Shape{4, 3});
+      s.AddOutput(s.AddNode(op, {xs, s.AddInitializer("axes", Axes({1}))}, {Attribute::Int("keepdims", 0)}, 1, "op")[0]);
+      b = std::move(s);
+    }
+    auto m = b.Build();
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    SessionOptions o;
+    o.provider = "cpu";
+    auto cpu = CreateSessionFromModel(*m, o);
+    auto ref = CreateSessionFromModel(*m);
+    ASSERT_TRUE(cpu.ok() && ref.ok());
+    EXPECT_EQ((*cpu)->impl().executor->node_providers()[0], "cpu");
+    const std::map<std::string, Tensor> feeds = {{"x", Tensor::FromVector<float>(DType::kFloat32, {4, 3}, in)}};
+    auto got = (*cpu)->Run(feeds);
+    auto want = (*ref)->Run(feeds);
+    ASSERT_TRUE(got.ok() && want.ok());
+    for (int64_t i = 0; i < 4; ++i) {
+      const double g = (*got)[0].GetAsDouble(i), w = (*want)[0].GetAsDouble(i);
+      if (std::isnan(w)) EXPECT_TRUE(std::isnan(g)) << "row " << i << ": " << g;
+      else if (std::isinf(w)) EXPECT_EQ(g, w) << "row " << i;
+      else EXPECT_NEAR(g, w, 1e-5 * std::fabs(w) + 1e-6) << "row " << i;
+    }
+  }
 }
 
 TEST(CpuTranspose, IsAViewInTheLayoutItPredicts) {

@@ -15,6 +15,7 @@ const runtime::KernelRegistry& Kernels() {
     RegisterDataMovementKernels(*r);
     RegisterResizeKernels(*r);
     RegisterSoftmaxKernels(*r);
+    RegisterReduceKernels(*r);
     RegisterSeparableKernels(*r);
     return r;
   }();
