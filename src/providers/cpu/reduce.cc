@@ -93,7 +93,7 @@ struct Group {
 
 // acc (one output) = fold over runs of n contiguous values at x + offsets[j].
 template <FoldKind F, TermKind T>
-KILN_CPU_CLONES float FoldRuns(const float* x, const std::vector<int64_t>& offsets, int64_t n, float shift) {
+KILN_CPU_CLONES_TEMPLATE float FoldRuns(const float* x, const std::vector<int64_t>& offsets, int64_t n, float shift) {
   float lane[kLanes];
   for (int k = 0; k < kLanes; ++k) lane[k] = InitOf(F);
   float acc = InitOf(F);
@@ -111,7 +111,7 @@ KILN_CPU_CLONES float FoldRuns(const float* x, const std::vector<int64_t>& offse
 // y[0, n) = fold over rows of n contiguous values at x + offsets[j]
 // (shift[i]: LogSumExp's maxima, per column).
 template <FoldKind F, TermKind T>
-KILN_CPU_CLONES void FoldRows(const float* x, const std::vector<int64_t>& offsets, int64_t n, const float* shift, float* y) {
+KILN_CPU_CLONES_TEMPLATE void FoldRows(const float* x, const std::vector<int64_t>& offsets, int64_t n, const float* shift, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = InitOf(F);
   for (int64_t off : offsets) {
     const float* p = x + off;

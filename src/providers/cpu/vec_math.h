@@ -17,6 +17,15 @@
 #define KILN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 
+// The same for function templates. clang (14, the fuzz build's compiler)
+// rejects target_clones on templates, so there they compile for the
+// baseline only: correct, just not vectorized wider than SSE2.
+#if defined(__clang__)
+#define KILN_CPU_CLONES_TEMPLATE
+#else
+#define KILN_CPU_CLONES_TEMPLATE KILN_CPU_CLONES
+#endif
+
 namespace kiln::cpu {
 
 inline float ExpF(float x) {
