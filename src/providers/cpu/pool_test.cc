@@ -124,6 +124,11 @@ std::vector<PoolCase> MaxCases() {
       {"VALID", "MaxPool", {1, 3, 9, 9}, {Attribute::String("auto_pad", "VALID"), Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2})}},
       {"storage_order 1 without Indices", "MaxPool", {1, 2, 6, 6}, {Ints("kernel_shape", {2, 2}), Attribute::Int("storage_order", 1)}},
       {"single channel", "MaxPool", {2, 1, 7, 7}, {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2})}},
+      // Channel counts of real models and ones no vector width divides.
+      {"3x3 s2 p1, 70 channels", "MaxPool", {2, 70, 9, 9}, {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})}},
+      {"5x5 s1 p2 (SPPF), 130 channels", "MaxPool", {1, 130, 6, 7}, {Ints("kernel_shape", {5, 5}), Ints("pads", {2, 2, 2, 2})}},
+      {"dilations + ceil_mode, 45 channels", "MaxPool", {1, 45, 10, 11},
+       {Ints("kernel_shape", {3, 2}), Ints("dilations", {2, 3}), Ints("strides", {2, 1}), Ints("pads", {1, 2, 0, 1}), Attribute::Int("ceil_mode", 1)}},
   };
 }
 
@@ -144,6 +149,8 @@ std::vector<PoolCase> AverageCases() {
       {"dilated window of padding only", {1, 3, 2, 7}, {Ints("kernel_shape", {2, 2}), Ints("dilations", {3, 1}), Ints("pads", {2, 0, 2, 0})}},
       {"SAME_UPPER s2", {1, 3, 9, 8}, {Attribute::String("auto_pad", "SAME_UPPER"), Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2})}},
       {"SAME_LOWER", {1, 2, 6, 7}, {Attribute::String("auto_pad", "SAME_LOWER"), Ints("kernel_shape", {2, 4})}},
+      {"3x2 s(3,2) (PP-OCR rec), 45 channels", {1, 45, 9, 8}, {Ints("kernel_shape", {3, 2}), Ints("strides", {3, 2})}},
+      {"3x3 s1 p1, 70 channels", {2, 70, 5, 6}, {Ints("kernel_shape", {3, 3}), Ints("pads", {1, 1, 1, 1})}},
   };
   for (const Geo& g : geos)
     for (int cip : {0, 1}) {
