@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "ir/builder.h"
 #include "runtime/session_internal.h"
+#include "support/layout.h"
 
 namespace kiln::runtime {
 namespace {
@@ -83,6 +86,55 @@ TEST(BufferPool, SecondRunAllocatesNothingNew) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE((*s)->Run(feeds).ok());
     EXPECT_EQ((*s)->impl().executor->pool().stats().system_allocations, after_first) << provider;
   }
+}
+
+// A graph output the cpu provider stores channels-last is returned row-major
+// in a pool buffer: later runs take no new memory for it (fresh heap pages
+// faulted in on many early runs before), and a result the caller still holds
+// is never handed out again, so its values survive the next runs.
+TEST(BufferPool, OutputsConvertedOnReturnComeFromThePoolAndStayTheCallers) {
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, Shape{1, 3, 16, 16});
+  auto w = b.AddRandomInitializer("w", DType::kFloat32, {24, 3, 3, 3}, -1, 1);
+  const std::string y = b.AddNode("Conv", {x, w}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})});
+  b.AddOutput(y);
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  SessionOptions o;
+  o.provider = "cpu";
+  auto s = CreateSessionFromModel(*m, o);
+  auto ref = CreateSessionFromModel(*m);
+  ASSERT_TRUE(s.ok() && ref.ok());
+  ASSERT_TRUE(SameOrder((*s)->impl().executor->PlanLayouts().orders[y], kChannelsLast, 4)) << "the output is not converted on return";
+  auto feeds = [](uint64_t seed) {
+    ir::SeededRng rng(seed);
+    return std::map<std::string, Tensor>{{"x", *ir::RandomTensor(DType::kFloat32, {1, 3, 16, 16}, rng, -1, 1)}};
+  };
+  auto run = [&](uint64_t seed) {
+    auto r = (*s)->Run(feeds(seed));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? (*r)[0] : Tensor();
+  };
+  auto values = [](const Tensor& t) { return std::vector<float>(t.data<float>(), t.data<float>() + t.numel()); };
+  const BufferPool& pool = (*s)->impl().executor->pool();
+  const Tensor held = run(1);
+  ASSERT_TRUE(held.defined());
+  EXPECT_TRUE(held.is_contiguous());
+  EXPECT_GE(pool.stats().in_use, held.nbytes()) << "the returned output is not a pool buffer";
+  const std::vector<float> held_values = values(held);
+  run(2);  // warms the pool for a run while `held` is alive
+  const BufferPool::Stats warm = pool.stats();
+  for (uint64_t seed = 3; seed < 6; ++seed) {
+    const Tensor got = run(seed);
+    auto want = (*ref)->Run(feeds(seed));
+    ASSERT_TRUE(want.ok() && got.defined());
+    const std::vector<float> g = values(got), e = values((*want)[0]);
+    ASSERT_EQ(g.size(), e.size());
+    for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], e[i], 1e-4f * std::max(1.f, std::fabs(e[i]))) << i;
+  }
+  EXPECT_EQ(pool.stats().system_allocations, warm.system_allocations);
+  EXPECT_GT(pool.stats().reuses, warm.reuses);
+  EXPECT_EQ(values(held), held_values);
 }
 
 // A composed kernel (FusedSeparableConv run as three FusedConv kernels,

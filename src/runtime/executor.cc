@@ -433,21 +433,23 @@ Result<Datum> Executor::InputFor(const ir::Node& n, size_t i, const Kernel& kern
   if (plan::AcceptsTensor(kernel.layouts.input(i), d->tensor(), &target)) return *d;
   const std::string key = OrderName(target, d->tensor().rank());
   if (const Datum* c = scope.FindConverted(n.inputs[i], key)) return *c;
-  // From the pool when it can: a fresh buffer would fault in its pages on
-  // every run (an NCHW image converted for a channels-last Conv: 2 ms of
-  // page faults per run on 1x3x640x640, ten times the copy).
-  const Tensor& src = d->tensor();
-  Datum converted;
-  if (pool_ && src.defined() && src.dtype() != DType::kString) {
-    auto t = pool_->Allocate(src.dtype(), src.shape(), target, false);
-    if (!t.ok()) return t.status().WithContext(n.Describe() + ": converting input '" + n.inputs[i] + "' to " + key);
-    CopyToOrder(src, target, *t);
-    converted = Datum(*t);
-  } else {
-    converted = Datum(ToOrder(src, target));
-  }
+  auto t = CopyInOrder(d->tensor(), target);
+  if (!t.ok()) return t.status().WithContext(n.Describe() + ": converting input '" + n.inputs[i] + "' to " + key);
+  Datum converted(*std::move(t));
   scope.SetConverted(n.inputs[i], key, converted);
   return converted;
+}
+
+// From the pool when it can: a fresh buffer would fault in its pages on
+// every run (an NCHW image converted for a channels-last Conv: 2 ms of page
+// faults per run on 1x3x640x640, ten times the copy), and a graph output
+// converted on return faulted in new heap pages for the first dozens of
+// runs (seed_nchw: 0.15 ms against 0.02 in 6 of its first 10 runs).
+Result<Tensor> Executor::CopyInOrder(const Tensor& src, const DimOrder& order) const {
+  if (!pool_ || !src.defined() || src.dtype() == DType::kString) return ToOrder(src, order);
+  KILN_ASSIGN_OR_RETURN(Tensor t, pool_->Allocate(src.dtype(), src.shape(), order, false));
+  CopyToOrder(src, order, t);
+  return t;
 }
 
 Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
@@ -530,7 +532,13 @@ Result<std::vector<Datum>> Executor::RunGraph(const ir::Graph& g, Scope& scope, 
     if (!d) return InvalidArgument("graph '" + g.name + "' has no value named '" + name + "'");
     // Graph results leave in the canonical layout (callers and the kernels
     // of If/Loop/Scan index them linearly).
-    result.push_back(d->is_tensor() ? Datum(d->tensor().Contiguous()) : *d);
+    if (!d->is_tensor() || !d->tensor().defined() || d->tensor().is_contiguous()) {
+      result.push_back(*d);
+      continue;
+    }
+    auto t = CopyInOrder(d->tensor(), kRowMajor);
+    if (!t.ok()) return t.status().WithContext("graph '" + g.name + "': returning output '" + name + "' in row-major order");
+    result.push_back(Datum(*std::move(t)));
   }
   return result;
 }

@@ -68,6 +68,8 @@ class Executor {
   std::shared_ptr<const Specialization> SpecializationFor(const std::map<std::string, Datum>& feeds) const;
   Status InstantiateKernels(const ir::Graph& g, bool main_graph);
   Result<Datum> InputFor(const ir::Node& n, size_t i, const Kernel& kernel, Scope& scope) const;
+  // A copy of src stored in `order`, from the pool when there is one.
+  Result<Tensor> CopyInOrder(const Tensor& src, const DimOrder& order) const;
   Result<std::vector<Datum>> RunGraph(const ir::Graph& g, Scope& scope, const std::vector<std::string>& outputs,
                                       const NodeTap* tap, const Specialization* spec) const;
 
