@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "support/transpose32.h"
+
 namespace kiln {
 namespace {
 
@@ -109,6 +111,14 @@ void Copy(T* dst, const T* src, std::vector<Dim> dims) {
   dims.pop_back();
   dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(unit));
   if (TryInterleave(dst, src, u, inner, dims)) return;
+  if constexpr (sizeof(T) == 4) {
+    if (Transpose32Available()) {  // else the scalar tiles below
+      ForEachIndex(dims, [&](int64_t d, int64_t s) {
+        Transpose32(reinterpret_cast<uint32_t*>(dst + d), reinterpret_cast<const uint32_t*>(src + s), u.size, inner.size, inner.src, u.dst);
+      });
+      return;
+    }
+  }
   constexpr int64_t kTile = 32;
   ForEachIndex(dims, [&](int64_t d, int64_t s) {
     for (int64_t u0 = 0; u0 < u.size; u0 += kTile) {

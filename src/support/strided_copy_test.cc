@@ -99,5 +99,28 @@ TEST(StridedCopy, ChannelsLastToNchwBroadcastAndReversed) {
   Check(4, {}, {}, reinterpret_cast<const char*>(nhwc.data() + 7), "scalar");
 }
 
+// The 4-byte layout changes run in 16x16 register blocks (transpose32.h):
+// channel and pixel counts below, at and past one block, both directions,
+// batch 2, so every block edge (partial rows, partial columns, both) is
+// met; and a transposed view read backwards across several blocks.
+TEST(StridedCopy, FourByteLayoutChangesInBlocksMatchTheNaiveWalk) {
+  std::mt19937 rng(17);
+  for (int64_t c : {5, 16, 17, 21, 32, 33, 40})
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {4, 4}, {7, 9}, {20, 23}}) {
+      const int64_t n = 2, hw = h * w;
+      std::vector<uint32_t> buf(static_cast<size_t>(n * c * hw));
+      for (auto& v : buf) v = static_cast<uint32_t>(rng());
+      const char* base = reinterpret_cast<const char*>(buf.data());
+      const std::string what = "c " + std::to_string(c) + " " + std::to_string(h) + "x" + std::to_string(w);
+      // logical NCHW over channels-last storage (a graph output converted)
+      Check(4, {n, c, h, w}, {c * hw, 1, w * c, c}, base, what + " nhwc->nchw");
+      // logical NHWC over NCHW storage (an input converted for a channels-last kernel)
+      Check(4, {n, h, w, c}, {c * hw, w, 1, hw}, base, what + " nchw->nhwc");
+    }
+  std::vector<uint32_t> m(37 * 45);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<uint32_t>(i * 2654435761u);
+  Check(4, {45, 37}, {-1, -45}, reinterpret_cast<const char*>(m.data() + m.size() - 1), "reversed 37x45 transposed");
+}
+
 }  // namespace
 }  // namespace kiln
