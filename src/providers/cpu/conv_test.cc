@@ -109,6 +109,14 @@ std::vector<ConvCase> Cases() {
       {"3x3 64 channels pad 1 (Winograd)", {2, 64, 9, 11}, {64, 64, 3, 3}, {ints("pads", {1, 1, 1, 1})}, true, 1e-4},
       {"3x3 80->96 no pad no bias (Winograd)", {1, 80, 8, 7}, {96, 80, 3, 3}, {}, false, 1e-4},
       {"3x3 40->36 pad 1 (Winograd, padded channel blocks)", {1, 40, 9, 10}, {36, 40, 3, 3}, {ints("pads", {1, 1, 1, 1})}, true, 1e-4},
+      // Strided 1x1 without padding: the unit-stride Conv on the gathered
+      // input (conv.cc), on oneDNN (160, 144 channels) and on kiln's direct
+      // kernel (16); with padding, the strided primitive itself.
+      {"1x1 stride 2 odd map (gathered)", {2, 160, 9, 11}, {48, 160, 1, 1}, {ints("strides", {2, 2})}},
+      {"1x1 strides 3x2 (gathered)", {1, 144, 10, 7}, {40, 144, 1, 1}, {ints("strides", {3, 2})}},
+      {"1x1 stride 2 SAME_UPPER (gathered)", {1, 144, 9, 9}, {32, 144, 1, 1}, {Attribute::String("auto_pad", "SAME_UPPER"), ints("strides", {2, 2})}},
+      {"1x1 stride 2 16 channels (gathered, direct)", {1, 16, 9, 9}, {24, 16, 1, 1}, {ints("strides", {2, 2})}},
+      {"1x1 stride 2 pad 1 (strided)", {1, 144, 8, 8}, {32, 144, 1, 1}, {ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}},
   };
 }
 
@@ -127,6 +135,19 @@ TEST(CpuFusedConv, EveryActivationAndResidual) {
   for (const auto& a : acts)
     for (bool residual : {false, true}) {
       std::string what = "activation " + std::to_string(static_cast<int>(a.kind)) + (residual ? " + residual" : "");
+      ExpectCpuMatchesReference(Make("FusedConv", ops::kKilnDomain, c, residual, ops::ActivationToAttributes(a)), what);
+    }
+}
+
+// The gathered strided 1x1 (a ResNet downsample: BatchNorm folded, the
+// block's Add and Relu fused) with each activation and a residual.
+TEST(CpuFusedConv, StridedOneByOneGatheredEveryActivationAndResidual) {
+  const ConvCase c = Cases()[13];
+  ASSERT_EQ(c.name, "1x1 stride 2 odd map (gathered)");
+  for (const auto& a : {ops::ActivationAttrs{ops::Activation::kNone, 0, 0}, ops::ActivationAttrs{ops::Activation::kRelu, 0, 0},
+                        ops::ActivationAttrs{ops::Activation::kClip, -0.2f, 0.3f}, ops::ActivationAttrs{ops::Activation::kSiLU, 0, 0}})
+    for (bool residual : {false, true}) {
+      const std::string what = c.name + ", activation " + std::to_string(static_cast<int>(a.kind)) + (residual ? " + residual" : "");
       ExpectCpuMatchesReference(Make("FusedConv", ops::kKilnDomain, c, residual, ops::ActivationToAttributes(a)), what);
     }
 }
