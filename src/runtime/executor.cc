@@ -250,7 +250,9 @@ Status Executor::InstantiateKernels(const ir::Graph& g, bool main_graph) {
   plan.providers.resize(g.nodes.size());
   for (size_t idx : plan.order) {
     const ir::Node& n = g.nodes[idx];
-    KernelInit init{n, model_->OpsetFor(n.domain), {}, {}};
+    KernelInit init{n, model_->OpsetFor(n.domain), {}, {}, {}};
+    for (const auto& o : n.outputs)
+      init.graph_outputs.push_back(!o.empty() && std::any_of(g.outputs.begin(), g.outputs.end(), [&](const auto& v) { return v.name == o; }));
     if (main_graph) {
       for (const auto& in : n.inputs) {
         auto it = in.empty() ? static_types_.end() : static_types_.find(in);

@@ -79,7 +79,7 @@ Result<InnerKernel> InstantiateInner(const KernelRegistry& registry, std::shared
   if (!k.schema) return node->Error(StatusCode::kInternal, "no schema for the inner node at opset " + std::to_string(opset));
   input_types.resize(node->inputs.size(), nullptr);
   constants.resize(node->inputs.size(), nullptr);
-  KernelInit init{*node, opset, std::move(input_types), std::move(constants)};
+  KernelInit init{*node, opset, std::move(input_types), std::move(constants), {}};
   KILN_ASSIGN_OR_RETURN(k.kernel, registry.Instantiate(init));
   k.node = std::move(node);
   return k;

@@ -111,8 +111,15 @@ struct KernelInit {
   int64_t opset;
   std::vector<const ir::TypeInfo*> input_types;
   std::vector<const Tensor*> constant_inputs;
+  // By output index: whether the value is an output of the node's graph,
+  // which the executor returns in row-major order. A kernel that can write
+  // row-major from any layout it reads may declare that order for such a
+  // value and save the conversion on return (a segmentation model's last
+  // Resize). Empty where the caller does not know (inner kernels).
+  std::vector<bool> graph_outputs;
   const ir::TypeInfo* input_type(size_t i) const { return i < input_types.size() ? input_types[i] : nullptr; }
   const Tensor* constant(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i] : nullptr; }
+  bool is_graph_output(size_t i) const { return i < graph_outputs.size() && graph_outputs[i]; }
 };
 // Returns the node's kernel; an empty one declines the node (the executor
 // then falls back to the next provider). An error fails the session.

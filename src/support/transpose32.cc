@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source "may be used uninitialized"; it is never read.
@@ -17,6 +18,7 @@ namespace {
 // One block: na, ni <= 16. Row i of the block (16 values of a) is one
 // masked load; the 16x16 transpose is unpacks within 128-bit lanes, then
 // lane shuffles; column a of the block is one masked store of ni values.
+template <bool kStream>
 __attribute__((target("avx512f"))) void Block(uint32_t* dst, const uint32_t* src, int na, int ni, int64_t ls, int64_t ld) {
   const __mmask16 amask = static_cast<__mmask16>(na >= 16 ? 0xFFFF : (1u << na) - 1);
   const __mmask16 imask = static_cast<__mmask16>(ni >= 16 ? 0xFFFF : (1u << ni) - 1);
@@ -43,17 +45,34 @@ __attribute__((target("avx512f"))) void Block(uint32_t* dst, const uint32_t* src
     const __m512 c[4] = {_mm512_shuffle_f32x4(p, p2, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(q, q2, _MM_SHUFFLE(2, 0, 2, 0)),
                          _mm512_shuffle_f32x4(p, p2, _MM_SHUFFLE(3, 1, 3, 1)), _mm512_shuffle_f32x4(q, q2, _MM_SHUFFLE(3, 1, 3, 1))};
     for (int l = 0; l < 4; ++l)
-      if (4 * l + k < na) _mm512_mask_storeu_ps(dst + (4 * l + k) * ld, imask, c[l]);
+      if (4 * l + k < na) {
+        if constexpr (kStream) {
+          _mm512_stream_ps(reinterpret_cast<float*>(dst + (4 * l + k) * ld), c[l]);
+        } else {
+          _mm512_mask_storeu_ps(dst + (4 * l + k) * ld, imask, c[l]);
+        }
+      }
   }
 }
 
 // Values below which a transpose stays on the calling thread.
 constexpr int64_t kParallelValues = 1 << 18;
 
-__attribute__((target("avx512f"))) void Run(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld) {
+// Non-temporal stores only for whole, aligned 16-value columns.
+bool CanStream(const uint32_t* dst, int ni, int64_t ld) {
+  return ni == 16 && reinterpret_cast<uintptr_t>(dst) % 64 == 0 && ld % 16 == 0;
+}
+
+__attribute__((target("avx512f"))) void Run(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream) {
   auto block = [&](int64_t a0, int64_t i0) {
-    Block(dst + a0 * ld + i0, src + a0 + i0 * ls, static_cast<int>(std::min<int64_t>(16, na - a0)),
-          static_cast<int>(std::min<int64_t>(16, ni - i0)), ls, ld);
+    uint32_t* d = dst + a0 * ld + i0;
+    const int bi = static_cast<int>(std::min<int64_t>(16, ni - i0));
+    const int ba = static_cast<int>(std::min<int64_t>(16, na - a0));
+    if (stream && CanStream(d, bi, ld)) {
+      Block<true>(d, src + a0 + i0 * ls, ba, bi, ls, ld);
+    } else {
+      Block<false>(d, src + a0 + i0 * ls, ba, bi, ls, ld);
+    }
   };
   // The shorter side innermost: each step then reads (or writes) whole
   // contiguous runs of the other side, e.g. all C channels of 16 pixels.
@@ -62,9 +81,20 @@ __attribute__((target("avx512f"))) void Run(uint32_t* dst, const uint32_t* src, 
   // A large copy (a segmentation map's output) on the session's threads,
   // in contiguous chunks of the outer side; a copy has no result to vary.
   const int threads = na * ni >= kParallelValues ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), outer)) : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t k = 0; k < inner; ++k) a_outer ? block(16 * o, 16 * k) : block(16 * k, 16 * o);
+  auto range = [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+      for (int64_t k = 0; k < inner; ++k) a_outer ? block(16 * o, 16 * k) : block(16 * k, 16 * o);
+    if (stream) _mm_sfence();  // the streamed stores are visible before the copy returns
+  };
+  if (threads <= 1) {  // no OpenMP region at all: a team of one still costs a call into libgomp
+    range(0, outer);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    range(outer * t / nt, outer * (t + 1) / nt);
+  }
 }
 
 }  // namespace
@@ -74,6 +104,8 @@ bool Transpose32Available() {
   return avx512;
 }
 
-void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld) { Run(dst, src, na, ni, ls, ld); }
+void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream) {
+  Run(dst, src, na, ni, ls, ld, stream);
+}
 
 }  // namespace kiln

@@ -14,7 +14,11 @@ namespace kiln {
 bool Transpose32Available();
 
 // dst[a * ld + i] = src[a + i * ls] for a < na, i < ni (ls may be any
-// value, ld >= ni). Only where Transpose32Available().
-void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld);
+// value, ld >= ni). Only where Transpose32Available(). `stream`: write
+// with non-temporal stores where they are whole aligned lines, for a large
+// destination nothing reads soon (a graph output): its rows lie ld apart,
+// often a power of two, and a cached write of 16 such rows at once had
+// them evict each other from the same cache sets.
+void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream = false);
 
 }  // namespace kiln

@@ -82,13 +82,14 @@ TEST(Verify, PerNodeReportsFusedValuesAndLayouts) {
   const NodeCheck* conv1 = FindNode(r.nodes, "conv1");
   ASSERT_NE(conv1, nullptr);
   EXPECT_THAT(conv1->absorbed, ::testing::ElementsAre("conv1_out"));
-  // Behind the zero-copy Transpose everything is channels-last.
+  // Behind the zero-copy Transpose everything is channels-last, up to the
+  // Resize, which writes the graph output row-major (no conversion on return).
   const NodeCheck* resize = FindNode(r.nodes, "upsample");
   ASSERT_NE(resize, nullptr);
   EXPECT_EQ(resize->provider, "cpu");
   EXPECT_EQ(resize->input_layouts[0], "NHWC");
   ASSERT_EQ(resize->outputs.size(), 1u);
-  EXPECT_EQ(resize->outputs[0].layout, "NHWC");
+  EXPECT_EQ(resize->outputs[0].layout, "NCHW");
 }
 
 TEST(Verify, FoldedAndRemovedValuesOfABuiltGraph) {

@@ -35,6 +35,10 @@ struct Case {
   std::vector<Attribute> attrs;
   std::vector<std::pair<size_t, Tensor>> const_inputs;  // extra constant inputs by slot (scales, bounds)
   int64_t opset = 17;
+  // The op's output goes through a Relu (which reads any dense layout)
+  // before the graph output, instead of being the graph output itself: a
+  // kernel may write a graph output straight in row-major order.
+  bool followed = false;
 };
 
 struct Built {
@@ -67,7 +71,8 @@ Built Build(const Case& c) {
     }
   }
   for (const auto& [slot, t] : c.const_inputs) ins[slot] = b.AddInitializer("c" + std::to_string(slot), t);
-  b.AddOutput(b.AddNode(c.op, ins, c.attrs, 1, "op")[0]);
+  const std::string y = b.AddNode(c.op, ins, c.attrs, 1, "op")[0];
+  b.AddOutput(c.followed ? b.AddNode("Relu", {y}, {}, 1, "after")[0] : y);
   auto m = b.Build();
   EXPECT_TRUE(m.ok()) << c.what << ": " << m.status().ToString();
   r.model = std::move(m).value();
@@ -311,18 +316,51 @@ TEST(CpuResize, NearestAndLinearEveryCoordinateModeOnBothLayouts) {
   const std::vector<std::string> coords = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"};
   const std::vector<std::string> nearest = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   const std::vector<Tensor> scales = {F({1, 1, 2, 2}), F({1, 1, 0.5f, 0.75f}), F({1, 1, 1.7f, 3.f})};
-  for (In layout : {In::kNCHW, In::kNHWC})
-    for (const std::string& coord : coords)
-      for (size_t si = 0; si < scales.size(); ++si) {
-        for (const std::string& nm : nearest)
-          Check({"nearest " + nm + " " + coord + " scales#" + std::to_string(si), "Resize", {{kX, layout}},
-                 {Attribute::String("mode", "nearest"), Attribute::String("coordinate_transformation_mode", coord),
-                  Attribute::String("nearest_mode", nm)},
-                 {{1, Tensor()}, {2, scales[si]}}, 19});
-        Check({"linear " + coord + " scales#" + std::to_string(si), "Resize", {{kX, layout}},
-               {Attribute::String("mode", "linear"), Attribute::String("coordinate_transformation_mode", coord)},
-               {{1, Tensor()}, {2, scales[si]}}, 19});
-      }
+  // Each as a graph output and read by a later node (see the next test).
+  for (bool followed : {false, true})
+    for (In layout : {In::kNCHW, In::kNHWC})
+      for (const std::string& coord : coords)
+        for (size_t si = 0; si < scales.size(); ++si) {
+          const std::string tail = " " + coord + " scales#" + std::to_string(si) + (followed ? " followed" : "");
+          for (const std::string& nm : nearest)
+            Check({"nearest " + nm + tail, "Resize", {{kX, layout}},
+                   {Attribute::String("mode", "nearest"), Attribute::String("coordinate_transformation_mode", coord),
+                    Attribute::String("nearest_mode", nm)},
+                   {{1, Tensor()}, {2, scales[si]}}, 19, followed});
+          Check({"linear" + tail, "Resize", {{kX, layout}},
+                 {Attribute::String("mode", "linear"), Attribute::String("coordinate_transformation_mode", coord)},
+                 {{1, Tensor()}, {2, scales[si]}}, 19, followed});
+        }
+}
+
+// A Resize that is a graph output is written row-major whatever layout it
+// reads (no conversion on return); one read by another node keeps its
+// input's layout. Both are compared with the reference by the cases above
+// (as graph outputs) and here (followed by a Relu).
+TEST(CpuResize, GraphOutputWrittenRowMajorOthersKeepTheLayout) {
+  for (bool followed : {false, true})
+    for (In layout : {In::kNCHW, In::kNHWC}) {
+      Case c{"linear", "Resize", {{kX, layout}}, {Attribute::String("mode", "linear")}, {{1, Tensor()}, {2, F({1, 1, 1.7f, 3.f})}}, 19};
+      c.followed = followed;
+      c.what += std::string(layout == In::kNHWC ? " NHWC" : " NCHW") + (followed ? " followed" : " graph output");
+      Check(c);
+      Case n = c;
+      n.attrs = {Attribute::String("mode", "nearest")};
+      n.what = "nearest" + c.what.substr(6);
+      Check(n);
+      Built b = Build(c);
+      SessionOptions o;
+      o.provider = "cpu";
+      o.opt_level = "disable";
+      auto s = CreateSessionFromModel(b.model, o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      const runtime::Executor& ex = *(*s)->impl().executor;
+      plan::LayoutPlan lp = ex.PlanLayouts();
+      std::string out;
+      for (const auto& node : ex.model().graph.nodes)
+        if (node.name == "op") out = node.outputs[0];
+      EXPECT_EQ(OrderName(lp.orders[out], 4), layout == In::kNHWC && followed ? "NHWC" : "NCHW") << c.what;
+    }
 }
 
 TEST(CpuResize, SizesInputAndOldOpsets) {

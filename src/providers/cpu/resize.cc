@@ -1,10 +1,12 @@
 // Resize (opsets 10-19) and Upsample on the cpu provider: nearest (all four
 // nearest modes) and linear, over the two spatial axes of a 4-D float32
 // tensor, in channels-last or row-major layout; the output keeps the input's
-// layout. This kernel is where kiln's motivating bug lived (channels-last
-// data read with channels-first strides behind an absorbed Transpose), so it
-// indexes only through the strides it was handed, and its tests run every
-// mode on both layouts, including behind a zero-copy Transpose.
+// layout, except a graph output, which is written row-major (the order it
+// is returned in) from either. This kernel is where kiln's motivating bug
+// lived (channels-last data read with channels-first strides behind an
+// absorbed Transpose), so it indexes only through the strides it was handed,
+// and its tests run every mode on both layouts, including behind a
+// zero-copy Transpose, as a graph output and read by a later node.
 //
 // The output geometry and the source coordinate of each output index come
 // from src/ops/resize.h, the same code the reference uses; the neighbour
@@ -14,10 +16,13 @@
 // Declined (reference): cubic, antialias, tf_crop_and_resize, other dtypes
 // or ranks, scales/sizes that are not constant, resizing N or C.
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "ops/resize.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/parallel.h"
+#include "support/transpose32.h"
 
 namespace kiln::cpu {
 namespace {
@@ -62,7 +67,10 @@ Taps AxisTaps(const ResizeAttrs& a, const ops::ResizeAxis& ax, int64_t x) {
   return t;
 }
 
-Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
+// row_major_out: the output is a graph output, declared row-major for any
+// input layout (the factory); channels-last input is then transposed on the
+// way out, row by row.
+Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a, bool row_major_out) {
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DType::kFloat32 || x.rank() != 4) return ctx.Error("cpu Resize takes 4-D float32, got " + x.Describe());
   const bool channels_last = IsDenseInOrder(x, kChannelsLast) && !IsDenseInOrder(x, kRowMajor);
@@ -96,7 +104,7 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
       identity_nc = identity_nc && map[static_cast<size_t>(o)] == o;
     }
   }
-  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, g.out_shape, channels_last ? kChannelsLast : kRowMajor));
+  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, g.out_shape, channels_last && !row_major_out ? kChannelsLast : kRowMajor));
   if (y.numel() == 0) return Status::Ok();
   if (g.axes[2].in == 0 || g.axes[3].in == 0) return ctx.Error("cannot resize an empty spatial axis");
   std::vector<Taps> th(static_cast<size_t>(g.axes[2].out)), tw(static_cast<size_t>(g.axes[3].out));
@@ -109,33 +117,56 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a) {
   float* dst = y.data<float>();
   const int64_t N = g.out_shape[0], C = g.out_shape[1], OH = g.out_shape[2], OW = g.out_shape[3];
   if (channels_last) {
-    // Per output pixel, a contiguous run of C channels from up to 4 pixels.
-    ParallelFor(N * OH, y.numel(), [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t n = row / OH, oh = row % OH;
-        const Taps& h = th[static_cast<size_t>(oh)];
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          const Taps& w = tw[static_cast<size_t>(ow)];
-          const int64_t sn = nmap[static_cast<size_t>(n)];
-          const float* p00 = src + sn * xs[0] + h.i0 * xs[2] + w.i0 * xs[3];
-          const float* p01 = src + sn * xs[0] + h.i0 * xs[2] + w.i1 * xs[3];
-          const float* p10 = src + sn * xs[0] + h.i1 * xs[2] + w.i0 * xs[3];
-          const float* p11 = src + sn * xs[0] + h.i1 * xs[2] + w.i1 * xs[3];
-          float* q = dst + n * ys[0] + oh * ys[2] + ow * ys[3];
-          const float a00 = h.w0 * w.w0, a01 = h.w0 * w.w1, a10 = h.w1 * w.w0, a11 = h.w1 * w.w1;
-          if (!identity_nc) {
-            for (int64_t c = 0; c < C; ++c) {
-              const int64_t sc = cmap[static_cast<size_t>(c)] * xs[1];
-              q[c * ys[1]] = a.mode == ResizeAttrs::Mode::kNearest ? p00[sc] : a00 * p00[sc] + a01 * p01[sc] + a10 * p10[sc] + a11 * p11[sc];
-            }
-          } else if (a.mode == ResizeAttrs::Mode::kNearest) {
-            for (int64_t c = 0; c < C; ++c) q[c] = p00[c];
-          } else {
-            for (int64_t c = 0; c < C; ++c) q[c] = a00 * p00[c] + a01 * p01[c] + a10 * p10[c] + a11 * p11[c];
+    // One output row of pixels into q (channels contiguous, `pixel` floats
+    // between pixels): per output pixel, a run of C channels from up to 4
+    // input pixels.
+    auto pixel_row = [&](int64_t n, int64_t oh, float* q0, int64_t pixel) {
+      const Taps& h = th[static_cast<size_t>(oh)];
+      const int64_t sn = nmap[static_cast<size_t>(n)];
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const Taps& w = tw[static_cast<size_t>(ow)];
+        const float* p00 = src + sn * xs[0] + h.i0 * xs[2] + w.i0 * xs[3];
+        const float* p01 = src + sn * xs[0] + h.i0 * xs[2] + w.i1 * xs[3];
+        const float* p10 = src + sn * xs[0] + h.i1 * xs[2] + w.i0 * xs[3];
+        const float* p11 = src + sn * xs[0] + h.i1 * xs[2] + w.i1 * xs[3];
+        float* q = q0 + ow * pixel;
+        const float a00 = h.w0 * w.w0, a01 = h.w0 * w.w1, a10 = h.w1 * w.w0, a11 = h.w1 * w.w1;
+        if (!identity_nc) {
+          for (int64_t c = 0; c < C; ++c) {
+            const int64_t sc = cmap[static_cast<size_t>(c)] * xs[1];
+            q[c] = a.mode == ResizeAttrs::Mode::kNearest ? p00[sc] : a00 * p00[sc] + a01 * p01[sc] + a10 * p10[sc] + a11 * p11[sc];
           }
+        } else if (a.mode == ResizeAttrs::Mode::kNearest) {
+          for (int64_t c = 0; c < C; ++c) q[c] = p00[c];
+        } else {
+          for (int64_t c = 0; c < C; ++c) q[c] = a00 * p00[c] + a01 * p01[c] + a10 * p10[c] + a11 * p11[c];
         }
       }
-    });
+    };
+    if (!row_major_out) {
+      ParallelFor(N * OH, y.numel(), [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) pixel_row(row / OH, row % OH, dst + (row / OH) * ys[0] + (row % OH) * ys[2], ys[3]);
+      });
+    } else {
+      // Channels-last in, row-major out (a graph output, see the factory):
+      // each row is resized into a small buffer, then transposed into its
+      // C output rows, so the output is written once, in its final order.
+      ParallelFor(N * OH, y.numel(), [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> buf;
+        buf.resize(static_cast<size_t>(OW * C));
+        for (int64_t row = begin; row < end; ++row) {
+          const int64_t n = row / OH, oh = row % OH;
+          pixel_row(n, oh, buf.data(), C);
+          float* out = dst + n * ys[0] + oh * ys[2];
+          if (Transpose32Available()) {
+            Transpose32(reinterpret_cast<uint32_t*>(out), reinterpret_cast<const uint32_t*>(buf.data()), C, OW, C, ys[1], true);
+          } else {
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t ow = 0; ow < OW; ++ow) out[c * ys[1] + ow] = buf[static_cast<size_t>(ow * C + c)];
+          }
+        }
+      });
+    }
   } else {
     ParallelFor(N * C, y.numel(), [&](int64_t begin, int64_t end) {
       for (int64_t plane_index = begin; plane_index < end; ++plane_index) {
@@ -193,8 +224,11 @@ runtime::KernelFactory ResizeFactory(bool upsample) {
     runtime::KernelLayouts l;
     l.inputs.resize(1);
     l.inputs[0].orders = {kChannelsLast, kRowMajor};
-    l.output_order = [](const std::vector<DimOrder>& in) { return in[0]; };
-    return runtime::Kernel([a](runtime::KernelContext& ctx) { return RunResize(ctx, a); }, std::move(l));
+    // A graph output is written row-major, the order it is returned in,
+    // instead of converted after (deeplabv3's 21x512x512 output: ~3 ms).
+    const bool row_major_out = init.is_graph_output(0);
+    l.output_order = [row_major_out](const std::vector<DimOrder>& in) { return row_major_out ? kRowMajor : in[0]; };
+    return runtime::Kernel([a, row_major_out](runtime::KernelContext& ctx) { return RunResize(ctx, a, row_major_out); }, std::move(l));
   };
 }
 

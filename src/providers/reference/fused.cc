@@ -106,7 +106,7 @@ runtime::KernelFactory FusedFactory(const char* inner_op, size_t inner_inputs, s
     if (inner->inputs.size() > inner_inputs) inner->inputs.resize(inner_inputs);
     inner->attrs.erase("activation");
     inner->attrs.erase("activation_params");
-    runtime::KernelInit inner_init{*inner, kInnerOpset, init.input_types, init.constant_inputs};
+    runtime::KernelInit inner_init{*inner, kInnerOpset, init.input_types, init.constant_inputs, {}};
     if (inner_init.input_types.size() > inner_inputs) inner_init.input_types.resize(inner_inputs);
     if (inner_init.constant_inputs.size() > inner_inputs) inner_init.constant_inputs.resize(inner_inputs);
     KILN_ASSIGN_OR_RETURN(runtime::Kernel inner_kernel, Kernels().Instantiate(inner_init));
