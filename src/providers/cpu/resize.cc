@@ -22,6 +22,7 @@
 #include "ops/resize.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/parallel.h"
+#include "providers/cpu/vec_math.h"
 #include "support/transpose32.h"
 
 namespace kiln::cpu {
@@ -33,6 +34,33 @@ struct Taps {
   int64_t i0 = 0, i1 = 0;  // source indices (clamped to the edge)
   float w0 = 1, w1 = 0;
 };
+
+// One output row of a channels-last resize with N and C mapped to
+// themselves: output pixel ow (q + ow * pixel, C contiguous channels) from
+// input rows r0 (weight hw0) and r1 (hw1), `in_pixel` floats between input
+// pixels. Compiled per ISA (the channel loops vectorize; baseline SSE2 took
+// 2 ms for deeplabv3's 21x512x512 output).
+KILN_CPU_CLONES void LinearRow(float* q, int64_t pixel, const float* r0, const float* r1, float hw0, float hw1, int64_t in_pixel,
+                               const Taps* tw, int64_t ow_count, int64_t C) {
+  for (int64_t ow = 0; ow < ow_count; ++ow) {
+    const Taps& w = tw[ow];
+    const float* p00 = r0 + w.i0 * in_pixel;
+    const float* p01 = r0 + w.i1 * in_pixel;
+    const float* p10 = r1 + w.i0 * in_pixel;
+    const float* p11 = r1 + w.i1 * in_pixel;
+    const float a00 = hw0 * w.w0, a01 = hw0 * w.w1, a10 = hw1 * w.w0, a11 = hw1 * w.w1;
+    float* o = q + ow * pixel;
+    for (int64_t c = 0; c < C; ++c) o[c] = a00 * p00[c] + a01 * p01[c] + a10 * p10[c] + a11 * p11[c];
+  }
+}
+
+KILN_CPU_CLONES void NearestRow(float* q, int64_t pixel, const float* r0, int64_t in_pixel, const Taps* tw, int64_t ow_count, int64_t C) {
+  for (int64_t ow = 0; ow < ow_count; ++ow) {
+    const float* p = r0 + tw[ow].i0 * in_pixel;
+    float* o = q + ow * pixel;
+    for (int64_t c = 0; c < C; ++c) o[c] = p[c];
+  }
+}
 
 // The spec's neighbours of output index x along one axis.
 Taps AxisTaps(const ResizeAttrs& a, const ops::ResizeAxis& ax, int64_t x) {
@@ -123,6 +151,15 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a, bool row_maj
     auto pixel_row = [&](int64_t n, int64_t oh, float* q0, int64_t pixel) {
       const Taps& h = th[static_cast<size_t>(oh)];
       const int64_t sn = nmap[static_cast<size_t>(n)];
+      if (identity_nc) {
+        const float* r0 = src + sn * xs[0] + h.i0 * xs[2];
+        if (a.mode == ResizeAttrs::Mode::kNearest) {
+          NearestRow(q0, pixel, r0, xs[3], tw.data(), OW, C);
+        } else {
+          LinearRow(q0, pixel, r0, src + sn * xs[0] + h.i1 * xs[2], h.w0, h.w1, xs[3], tw.data(), OW, C);
+        }
+        return;
+      }
       for (int64_t ow = 0; ow < OW; ++ow) {
         const Taps& w = tw[static_cast<size_t>(ow)];
         const float* p00 = src + sn * xs[0] + h.i0 * xs[2] + w.i0 * xs[3];
@@ -131,15 +168,9 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a, bool row_maj
         const float* p11 = src + sn * xs[0] + h.i1 * xs[2] + w.i1 * xs[3];
         float* q = q0 + ow * pixel;
         const float a00 = h.w0 * w.w0, a01 = h.w0 * w.w1, a10 = h.w1 * w.w0, a11 = h.w1 * w.w1;
-        if (!identity_nc) {
-          for (int64_t c = 0; c < C; ++c) {
-            const int64_t sc = cmap[static_cast<size_t>(c)] * xs[1];
-            q[c] = a.mode == ResizeAttrs::Mode::kNearest ? p00[sc] : a00 * p00[sc] + a01 * p01[sc] + a10 * p10[sc] + a11 * p11[sc];
-          }
-        } else if (a.mode == ResizeAttrs::Mode::kNearest) {
-          for (int64_t c = 0; c < C; ++c) q[c] = p00[c];
-        } else {
-          for (int64_t c = 0; c < C; ++c) q[c] = a00 * p00[c] + a01 * p01[c] + a10 * p10[c] + a11 * p11[c];
+        for (int64_t c = 0; c < C; ++c) {
+          const int64_t sc = cmap[static_cast<size_t>(c)] * xs[1];
+          q[c] = a.mode == ResizeAttrs::Mode::kNearest ? p00[sc] : a00 * p00[sc] + a01 * p01[sc] + a10 * p10[sc] + a11 * p11[sc];
         }
       }
     };
