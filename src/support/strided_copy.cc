@@ -115,19 +115,17 @@ void Copy(T* dst, const T* src, std::vector<Dim> dims) {
   dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(unit));
   if (TryInterleave(dst, src, u, inner, dims)) return;
   if constexpr (sizeof(T) == 4) {
-    if (Transpose32Available()) {  // else the scalar tiles below
-      // A destination past the caches' size is written around them (a
-      // segmentation map's output: 21x512x512 took 4.7 ms cached, 2.5
-      // streamed, alone on one thread); a smaller one is likely read next.
-      int64_t total = u.size * inner.size;
-      for (const Dim& o : dims) total *= o.size;
-      const bool stream = total * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
-      ForEachIndex(dims, [&](int64_t d, int64_t s) {
-        Transpose32(reinterpret_cast<uint32_t*>(dst + d), reinterpret_cast<const uint32_t*>(src + s), u.size, inner.size, inner.src, u.dst,
-                    stream);
-      });
-      return;
-    }
+    // A destination past the caches' size is written around them (a
+    // segmentation map's output: 21x512x512 took 4.7 ms cached, 2.5
+    // streamed, alone on one thread); a smaller one is likely read next.
+    int64_t total = u.size * inner.size;
+    for (const Dim& o : dims) total *= o.size;
+    const bool stream = total * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+    ForEachIndex(dims, [&](int64_t d, int64_t s) {
+      Transpose32(reinterpret_cast<uint32_t*>(dst + d), reinterpret_cast<const uint32_t*>(src + s), u.size, inner.size, inner.src, u.dst,
+                  stream);
+    });
+    return;
   }
   constexpr int64_t kTile = 32;
   ForEachIndex(dims, [&](int64_t d, int64_t s) {

@@ -3,6 +3,8 @@
 // (stride 0) and reversed (negative stride) views, each element size.
 #include "support/strided_copy.h"
 
+#include "support/transpose32.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -120,6 +122,31 @@ TEST(StridedCopy, FourByteLayoutChangesInBlocksMatchTheNaiveWalk) {
   std::vector<uint32_t> m(37 * 45);
   for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<uint32_t>(i * 2654435761u);
   Check(4, {45, 37}, {-1, -45}, reinterpret_cast<const char*>(m.data() + m.size() - 1), "reversed 37x45 transposed");
+}
+
+// Transpose32's two paths (AVX-512 blocks here, scalar blocks on CPUs
+// without it) against a plain loop, with streamed stores on aligned rows
+// and partial blocks on both sides.
+TEST(StridedCopy, Transpose32BothPathsMatchAPlainLoop) {
+  std::mt19937 rng(23);
+  for (auto [na, ni] : {std::pair<int64_t, int64_t>{21, 512}, {16, 16}, {37, 45}, {3, 70}, {64, 33}}) {
+    const int64_t ls = na + 3, ld = (ni + 15) / 16 * 16;  // ld a multiple of 16: aligned rows stream
+    std::vector<uint32_t> src(static_cast<size_t>(ni * ls));
+    for (auto& v : src) v = static_cast<uint32_t>(rng());
+    std::vector<uint32_t> want(static_cast<size_t>(na * ld) + 1, 7u);
+    for (int64_t a = 0; a < na; ++a)
+      for (int64_t i = 0; i < ni; ++i) want[static_cast<size_t>(a * ld + i)] = src[static_cast<size_t>(a + i * ls)];
+    for (int path = 0; path < 3; ++path) {
+      // 64-byte aligned storage, so whole columns of 16 can stream
+      std::vector<uint32_t> store(want.size() + 16, 7u);
+      const auto shift = (64 - reinterpret_cast<uintptr_t>(store.data()) % 64) % 64 / sizeof(uint32_t);
+      uint32_t* got = store.data() + shift;
+      if (path == 0) Transpose32(got, src.data(), na, ni, ls, ld);
+      if (path == 1) Transpose32(got, src.data(), na, ni, ls, ld, true);
+      if (path == 2) Transpose32Portable(got, src.data(), na, ni, ls, ld);
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), got)) << na << "x" << ni << " path " << path;
+    }
+  }
 }
 
 }  // namespace

@@ -63,15 +63,27 @@ bool CanStream(const uint32_t* dst, int ni, int64_t ld) {
   return ni == 16 && reinterpret_cast<uintptr_t>(dst) % 64 == 0 && ld % 16 == 0;
 }
 
-__attribute__((target("avx512f"))) void Run(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream) {
+// The same block without AVX-512 (Transpose32Portable, CPUs without it).
+void BlockScalar(uint32_t* dst, const uint32_t* src, int na, int ni, int64_t ls, int64_t ld) {
+  for (int a = 0; a < na; ++a)
+    for (int i = 0; i < ni; ++i) dst[a * ld + i] = src[a + i * ls];
+}
+
+__attribute__((target("avx512f"))) void Fence() { _mm_sfence(); }
+
+void Run(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream, bool simd) {
+  stream = stream && simd;
   auto block = [&](int64_t a0, int64_t i0) {
     uint32_t* d = dst + a0 * ld + i0;
+    const uint32_t* s = src + a0 + i0 * ls;
     const int bi = static_cast<int>(std::min<int64_t>(16, ni - i0));
     const int ba = static_cast<int>(std::min<int64_t>(16, na - a0));
-    if (stream && CanStream(d, bi, ld)) {
-      Block<true>(d, src + a0 + i0 * ls, ba, bi, ls, ld);
+    if (!simd) {
+      BlockScalar(d, s, ba, bi, ls, ld);
+    } else if (stream && CanStream(d, bi, ld)) {
+      Block<true>(d, s, ba, bi, ls, ld);
     } else {
-      Block<false>(d, src + a0 + i0 * ls, ba, bi, ls, ld);
+      Block<false>(d, s, ba, bi, ls, ld);
     }
   };
   // The shorter side innermost: each step then reads (or writes) whole
@@ -84,7 +96,7 @@ __attribute__((target("avx512f"))) void Run(uint32_t* dst, const uint32_t* src, 
   auto range = [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o)
       for (int64_t k = 0; k < inner; ++k) a_outer ? block(16 * o, 16 * k) : block(16 * k, 16 * o);
-    if (stream) _mm_sfence();  // the streamed stores are visible before the copy returns
+    if (stream) Fence();  // the streamed stores are visible before the copy returns
   };
   if (threads <= 1) {  // no OpenMP region at all: a team of one still costs a call into libgomp
     range(0, outer);
@@ -99,13 +111,13 @@ __attribute__((target("avx512f"))) void Run(uint32_t* dst, const uint32_t* src, 
 
 }  // namespace
 
-bool Transpose32Available() {
+void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return avx512;
+  Run(dst, src, na, ni, ls, ld, stream, avx512);
 }
 
-void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream) {
-  Run(dst, src, na, ni, ls, ld, stream);
+void Transpose32Portable(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld) {
+  Run(dst, src, na, ni, ls, ld, false, false);
 }
 
 }  // namespace kiln

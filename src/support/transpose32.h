@@ -10,15 +10,15 @@
 
 namespace kiln {
 
-// Whether this CPU has AVX-512F (Transpose32 may be called).
-bool Transpose32Available();
-
 // dst[a * ld + i] = src[a + i * ls] for a < na, i < ni (ls may be any
-// value, ld >= ni). Only where Transpose32Available(). `stream`: write
-// with non-temporal stores where they are whole aligned lines, for a large
-// destination nothing reads soon (a graph output): its rows lie ld apart,
-// often a power of two, and a cached write of 16 such rows at once had
-// them evict each other from the same cache sets.
+// value, ld >= ni), in AVX-512 blocks where the CPU has AVX-512F, else
+// Transpose32Portable's. `stream`: write with non-temporal stores where
+// they are whole aligned lines, for a large destination nothing reads soon
+// (a graph output): the cached stores first read each line they fill, a
+// third more memory traffic in a copy bound by it.
 void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream = false);
+
+// The same in plain scalar 16x16 blocks (CPUs without AVX-512; tests).
+void Transpose32Portable(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld);
 
 }  // namespace kiln

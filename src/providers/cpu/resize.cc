@@ -189,12 +189,7 @@ Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a, bool row_maj
           const int64_t n = row / OH, oh = row % OH;
           pixel_row(n, oh, buf.data(), C);
           float* out = dst + n * ys[0] + oh * ys[2];
-          if (Transpose32Available()) {
-            Transpose32(reinterpret_cast<uint32_t*>(out), reinterpret_cast<const uint32_t*>(buf.data()), C, OW, C, ys[1], true);
-          } else {
-            for (int64_t c = 0; c < C; ++c)
-              for (int64_t ow = 0; ow < OW; ++ow) out[c * ys[1] + ow] = buf[static_cast<size_t>(ow * C + c)];
-          }
+          Transpose32(reinterpret_cast<uint32_t*>(out), reinterpret_cast<const uint32_t*>(buf.data()), C, OW, C, ys[1], true);
         }
       });
     }
