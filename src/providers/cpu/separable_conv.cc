@@ -17,6 +17,14 @@
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 
+// GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
+// the unused merge source (of _mm512_min_ps / _mm512_max_ps in the clamp)
+// "may be used uninitialized"; it is never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 namespace kiln::cpu {
 namespace {
 
