@@ -14,8 +14,8 @@ namespace kiln {
 // value, ld >= ni), in AVX-512 blocks where the CPU has AVX-512F, else
 // Transpose32Portable's. `stream`: write with non-temporal stores where
 // they are whole aligned lines, for a large destination nothing reads soon
-// (a graph output): the cached stores first read each line they fill, a
-// third more memory traffic in a copy bound by it.
+// (a graph output): cached stores first read each line they fill, so a
+// copy bound by memory moves half as much again.
 void Transpose32(uint32_t* dst, const uint32_t* src, int64_t na, int64_t ni, int64_t ls, int64_t ld, bool stream = false);
 
 // The same in plain scalar 16x16 blocks (CPUs without AVX-512; tests).

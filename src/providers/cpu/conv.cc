@@ -198,9 +198,9 @@ class ConvKernel {
       return node_.Invalid("input has " + std::to_string(x[1]) + " channels, W expects " + std::to_string(ws[1] * g));
     KILN_ASSIGN_OR_RETURN(auto geo, ops::ForwardGeometry(node_, attrs_.sp, {x[2], x[3]}, false));
     // Strided 1x1 without padding: the unit-stride primitive on the
-    // gathered input. oneDNN's strided 1x1 took 1.8 ms for resnet50's
-    // layer3 downsample (512->1024, 28x28 -> 14x14) against 0.97 ms for
-    // the same Conv on a 14x14 input; the gather copies a quarter of x.
+    // gathered input. oneDNN's strided 1x1 took 1.2 or 1.8 ms from process
+    // to process for resnet50's layer3 downsample (512->1024, 28x28 ->
+    // 14x14), gathered 1.07-1.16 ms; the gather copies a quarter of x.
     if (unit_ && geo[0].pad_begin == 0 && geo[0].pad_end == 0 && geo[1].pad_begin == 0 && geo[1].pad_end == 0) {
       const Shape sub = {x[0], x[1], geo[0].out, geo[1].out};
       KILN_ASSIGN_OR_RETURN(auto u, unit_->Get(sub));
