@@ -79,15 +79,20 @@ Built Build(const Case& c) {
   return r;
 }
 
+// The model on the cpu provider without passes: the op runs as built.
+Result<std::unique_ptr<Session>> CpuSession(const ir::Model& m) {
+  SessionOptions o;
+  o.provider = "cpu";
+  o.opt_level = "disable";
+  return CreateSessionFromModel(m, o);
+}
+
 void Check(const Case& c, double atol = 1e-5, double rtol = 1e-5) {
   SCOPED_TRACE(c.what);
   Built b = Build(c);
   auto ref = CreateSessionFromModel(b.model);
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
-  SessionOptions o;
-  o.provider = "cpu";
-  o.opt_level = "disable";
-  auto cpu = CreateSessionFromModel(b.model, o);
+  auto cpu = CpuSession(b.model);
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   const runtime::Executor& ex = *(*cpu)->impl().executor;
   const auto& nodes = ex.model().graph.nodes;
@@ -295,10 +300,7 @@ TEST(CpuTranspose, IsAViewInTheLayoutItPredicts) {
   b.AddOutput(r);
   auto m = b.Build();
   ASSERT_TRUE(m.ok());
-  SessionOptions o;
-  o.provider = "cpu";
-  o.opt_level = "disable";
-  auto s = CreateSessionFromModel(*m, o);
+  auto s = CpuSession(*m);
   ASSERT_TRUE(s.ok());
   plan::LayoutPlan lp = (*s)->impl().executor->PlanLayouts();
   EXPECT_EQ(OrderName(lp.orders[t], 4), "NHWC");
@@ -348,11 +350,7 @@ TEST(CpuResize, GraphOutputWrittenRowMajorOthersKeepTheLayout) {
       n.attrs = {Attribute::String("mode", "nearest")};
       n.what = "nearest" + c.what.substr(6);
       Check(n);
-      Built b = Build(c);
-      SessionOptions o;
-      o.provider = "cpu";
-      o.opt_level = "disable";
-      auto s = CreateSessionFromModel(b.model, o);
+      auto s = CpuSession(Build(c).model);
       ASSERT_TRUE(s.ok()) << s.status().ToString();
       const runtime::Executor& ex = *(*s)->impl().executor;
       plan::LayoutPlan lp = ex.PlanLayouts();
