@@ -15,7 +15,7 @@
 // `await session.run(feeds)`, so it includes onnxruntime-node's small
 // per-call overhead (wrapping the feeds and outputs).
 import fs from 'node:fs';
-import { InputError, loadOrt, readInput } from './ort_io.mjs';
+import { InputError, addInput, intArg, loadOrt, readInput } from './ort_io.mjs';
 
 function die(msg, code = 2) {
   process.stderr.write(`ort_bench: error: ${msg}\n`);
@@ -30,12 +30,6 @@ function percentile(sorted, p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-function intArg(name, text, min) {
-  const v = Number(text);
-  if (!Number.isInteger(v) || v < min) die(`${name} must be an integer >= ${min}, got '${text}'`);
-  return v;
-}
-
 async function main() {
   const args = process.argv.slice(2);
   let model = null, json = null, optLevel = 'all', threads = 1, warmup = 3, runs = 20;
@@ -43,13 +37,10 @@ async function main() {
   for (let i = 0; i < args.length; ++i) {
     const a = args[i];
     const next = () => (i + 1 < args.length ? args[++i] : die(`${a} needs a value`));
-    if (a === '--input') {
-      const v = next(), eq = v.indexOf('=');
-      if (eq <= 0) die(`--input '${v}' must be NAME=FILE`);
-      inputs[v.slice(0, eq)] = v.slice(eq + 1);
-    } else if (a === '--threads') threads = intArg(a, next(), 1);
-    else if (a === '--warmup') warmup = intArg(a, next(), 0);
-    else if (a === '--runs') runs = intArg(a, next(), 1);
+    if (a === '--input') addInput(inputs, next(), die);
+    else if (a === '--threads') threads = intArg(a, next(), 1, die);
+    else if (a === '--warmup') warmup = intArg(a, next(), 0, die);
+    else if (a === '--runs') runs = intArg(a, next(), 1, die);
     else if (a === '--opt-level') optLevel = next();
     else if (a === '--json') json = next();
     else if (a === '-h' || a === '--help') {

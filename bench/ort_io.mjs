@@ -13,6 +13,21 @@ function fail(msg) {
   throw new InputError(msg);
 }
 
+// The scripts' shared option parsing; `die` reports and exits (each script its own).
+// `--input NAME=FILE` into inputs[NAME].
+export function addInput(inputs, spec, die) {
+  const eq = spec.indexOf('=');
+  if (eq <= 0) die(`--input '${spec}' must be NAME=FILE`);
+  inputs[spec.slice(0, eq)] = spec.slice(eq + 1);
+}
+
+// An integer option's value, at least `min`.
+export function intArg(name, text, min, die) {
+  const v = Number(text);
+  if (!Number.isInteger(v) || v < min) die(`${name} must be an integer >= ${min}, got '${text}'`);
+  return v;
+}
+
 export function loadOrt() {
   const npmDir = process.env.KILN_NPM_DIR || path.join(os.homedir(), '.cache', 'kiln-npm');
   try {

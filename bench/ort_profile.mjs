@@ -15,17 +15,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadOrt, readInput } from './ort_io.mjs';
+import { addInput, intArg, loadOrt, readInput } from './ort_io.mjs';
 
 function die(msg, code = 2) {
   process.stderr.write(`ort_profile: error: ${msg}\n`);
   process.exit(code);
-}
-
-function intArg(name, text, min) {
-  const v = Number(text);
-  if (!Number.isInteger(v) || v < min) die(`${name} must be an integer >= ${min}, got '${text}'`);
-  return v;
 }
 
 function median(values) {
@@ -41,13 +35,10 @@ async function main() {
   for (let i = 0; i < args.length; ++i) {
     const a = args[i];
     const next = () => (i + 1 < args.length ? args[++i] : die(`${a} needs a value`));
-    if (a === '--input') {
-      const v = next(), eq = v.indexOf('=');
-      if (eq <= 0) die(`--input '${v}' must be NAME=FILE`);
-      inputs[v.slice(0, eq)] = v.slice(eq + 1);
-    } else if (a === '--threads') threads = intArg(a, next(), 1);
-    else if (a === '--warmup') warmup = intArg(a, next(), 0);
-    else if (a === '--runs') runs = intArg(a, next(), 1);
+    if (a === '--input') addInput(inputs, next(), die);
+    else if (a === '--threads') threads = intArg(a, next(), 1, die);
+    else if (a === '--warmup') warmup = intArg(a, next(), 0, die);
+    else if (a === '--runs') runs = intArg(a, next(), 1, die);
     else if (a === '-h' || a === '--help') {
       process.stdout.write('usage: node bench/ort_profile.mjs MODEL --input NAME=FILE... [--threads N] [--warmup N] [--runs N]\n');
       return;

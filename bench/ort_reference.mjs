@@ -14,7 +14,7 @@
 // the readers and the loader are in ort_io.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { InputError, loadOrt, readInput, safeName, writeNpy } from './ort_io.mjs';
+import { InputError, addInput, loadOrt, readInput, safeName, writeNpy } from './ort_io.mjs';
 
 function die(msg, code = 2) {
   process.stderr.write(`ort_reference: error: ${msg}\n`);
@@ -43,11 +43,8 @@ async function main() {
   for (let i = 0; i < args.length; ++i) {
     const a = args[i];
     const next = () => (i + 1 < args.length ? args[++i] : die(`${a} needs a value`));
-    if (a === '--input') {
-      const v = next(), eq = v.indexOf('=');
-      if (eq <= 0) die(`--input '${v}' must be NAME=FILE`);
-      inputs[v.slice(0, eq)] = v.slice(eq + 1);
-    } else if (a === '--output-dir') outDir = next();
+    if (a === '--input') addInput(inputs, next(), die);
+    else if (a === '--output-dir') outDir = next();
     else if (a === '--opt-level') optLevel = next();
     else if (a === '--threads') threads = Number(next());
     else if (a === '-h' || a === '--help') {
