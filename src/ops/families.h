@@ -31,5 +31,6 @@ void RegisterDetectionOps(OpRegistry& r);            // detection.cc
 // After Conv and MatMul: the fused ops reuse their inference.
 void RegisterFusedOps(OpRegistry& r);                // fused.cc (domain com.kiln)
 void RegisterFusedSeparableConv(OpRegistry& r);      // fused_separable.cc (after RegisterFusedOps: runs FusedConv's inference)
+void RegisterFusedElementwise(OpRegistry& r);        // fused_elementwise.cc (runs the step ops' inference)
 
 }  // namespace kiln::ops

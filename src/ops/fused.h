@@ -24,6 +24,19 @@
 //       depthwise_, and the unprefixed ones for the projection. Made by
 //       passes/fuse_separable_conv.cc so a provider can keep the expanded
 //       intermediate (M channels, the widest of the three) in cache.
+//   FusedElementwise(X0, X1, ...) : a chain (or tree) of elementwise
+//       ai.onnx ops (opset 14 semantics) evaluated as one pass, so the
+//       intermediates never reach memory. Attributes:
+//         steps        strings, the op of each step in evaluation order:
+//                      Add Sub Mul Div Max Min (two operands), Relu Sigmoid
+//                      Tanh Exp Neg Abs Sqrt HardSwish LeakyRelu HardSigmoid
+//                      (one operand)
+//         step_inputs  ints, each step's operands in order: k >= 0 is input
+//                      Xk, k < 0 is the result of step -k-1 (an earlier one)
+//         step_params  floats, [alpha, beta] per step (LeakyRelu's alpha,
+//                      HardSigmoid's alpha and beta; 0 for the others)
+//       The last step's result is Y. Made by passes/fuse_elementwise.cc with
+//       every step's result of Y's shape (inputs broadcast to it).
 //
 // activation: "" (none), "Relu", "Clip" (activation_params = [min, max]),
 // "LeakyRelu" ([alpha]), "Sigmoid", "SiLU" (x * sigmoid(x)), "HardSigmoid"
@@ -81,5 +94,24 @@ struct SeparableSteps {
   ir::Node project;
 };
 Result<SeparableSteps> SplitSeparable(const ir::Node& node, int64_t group);
+
+// One step of a FusedElementwise: the op, its operands (k >= 0: input k;
+// k < 0: result of step -k-1) and [alpha, beta].
+struct ElementwiseStep {
+  std::string op;
+  std::vector<int64_t> operands;
+  float alpha = 0, beta = 0;
+};
+// The number of operands of a step op FusedElementwise accepts; 0 for any
+// other op (so the pass asks this before fusing a node).
+int ElementwiseStepArity(const std::string& op);
+// The steps of a FusedElementwise, checked: known ops, operand counts, every
+// operand an existing input or an earlier step, every step but the last read
+// by a later one, every input read. Fails naming the node.
+Result<std::vector<ElementwiseStep>> ParseElementwiseSteps(const ir::Node& node);
+// The steps as ai.onnx nodes (opset kElementwiseStepOpset) reading the
+// node's input names; step k writes "<node>/step<k>", the last writes Y.
+inline constexpr int64_t kElementwiseStepOpset = 14;  // HardSwish is new in 14
+std::vector<ir::Node> ElementwiseStepNodes(const ir::Node& node, const std::vector<ElementwiseStep>& steps);
 
 }  // namespace kiln::ops

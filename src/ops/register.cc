@@ -27,6 +27,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterDetectionOps(r);
   RegisterFusedOps(r);  // last: copies the inference of Conv, Gemm and MatMul
   RegisterFusedSeparableConv(r);  // runs FusedConv's inference
+  RegisterFusedElementwise(r);  // runs the inference of its step ops
 }
 
 }  // namespace kiln::ops

@@ -147,5 +147,40 @@ TEST(FusedOps, InferenceRejectsMisfitExtras) {
   EXPECT_FALSE(RunNode("FusedConv", {x, w}, {Attribute::String("activation", "Swish")}, 1, 1, ops::kKilnDomain).ok());
 }
 
+TEST(FusedOps, FusedElementwiseIsItsStepsAndRejectsMalformedOnes) {
+  const Tensor x = Random({2, 3, 4}, 1), s = Random({3, 1}, 2);
+  auto attrs = [](std::vector<std::string> steps, std::vector<int64_t> in, std::vector<float> params) {
+    return std::vector<Attribute>{Attribute::Strings("steps", std::move(steps)), Attribute::Ints("step_inputs", std::move(in)),
+                                  Attribute::Floats("step_params", std::move(params))};
+  };
+  // y = HardSigmoid(x * s) - x, alpha 0.3 beta 0.6.
+  auto fused = RunNode("FusedElementwise", {x, s}, attrs({"Mul", "HardSigmoid", "Sub"}, {0, 1, -1, -2, 0}, {0, 0, 0.3f, 0.6f, 0, 0}),
+                       1, 1, ops::kKilnDomain);
+  ASSERT_TRUE(fused.ok()) << fused.status().ToString();
+  auto m = RunNode("Mul", {x, s}, {}, 1, 18);
+  auto h = RunNode("HardSigmoid", {(*m)[0]}, {Attribute::Float("alpha", 0.3f), Attribute::Float("beta", 0.6f)}, 1, 18);
+  auto want = RunNode("Sub", {(*h)[0], x}, {}, 1, 18);
+  ExpectNear((*fused)[0], (*want)[0], 0);
+
+  struct Bad {
+    std::vector<Attribute> attrs;
+    const char* says;
+  };
+  const std::vector<Bad> bad = {
+      {attrs({"Pow"}, {0, 1}, {0, 0}), "not an op FusedElementwise runs"},
+      {attrs({"Mul", "Relu"}, {0, -2, -1}, {0, 0, 0, 0}), "not an earlier step"},
+      {attrs({"Relu", "Mul"}, {0, 0, 1}, {0, 0, 0, 0}), "result of step 0 is never read"},
+      {attrs({"Relu"}, {0}, {0, 0}), "input 1 is read by no step"},
+      {attrs({"Mul"}, {0, 3}, {0, 0}), "reads input 3"},
+      {attrs({"Mul"}, {0, 1}, {0}), "2 per step"},
+      {attrs({"Mul"}, {0, 1, 1}, {0, 0}), "the steps read 2"},
+  };
+  for (const Bad& b : bad) {
+    auto r = RunNode("FusedElementwise", {x, s}, b.attrs, 1, 1, ops::kKilnDomain);
+    ASSERT_FALSE(r.ok()) << b.says;
+    EXPECT_NE(r.status().message().find(b.says), std::string::npos) << r.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace kiln

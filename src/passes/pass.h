@@ -49,6 +49,7 @@ Result<bool> FuseConvActivation(ir::Graph& g, PassContext& ctx);          // fus
 Result<bool> FuseResidualAdd(ir::Graph& g, PassContext& ctx);             // fuse_residual_add.cc
 Result<bool> FusePostAffine(ir::Graph& g, PassContext& ctx);              // fuse_post_affine.cc
 Result<bool> FuseSeparableConv(ir::Graph& g, PassContext& ctx);           // fuse_separable_conv.cc
+Result<bool> FuseElementwise(ir::Graph& g, PassContext& ctx);             // fuse_elementwise.cc
 Result<bool> SimplifyTransposeReshape(ir::Graph& g, PassContext& ctx);    // simplify_transpose_reshape.cc
 
 }  // namespace kiln::passes

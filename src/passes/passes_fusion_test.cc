@@ -246,7 +246,8 @@ TEST(PassesFuseConvActivation, HardSwishPartWithAnotherReaderIsNotFused) {
   auto c = b.AddNode("Clip", {a}, {Attribute::Float("min", 0), Attribute::Float("max", 6)});
   b.AddOutput(b.AddNode("Div", {b.AddNode("Mul", {v, c}), Scalar(b, "six", 6)}));
   b.AddOutput(c);  // the Clip's value is needed outside the pattern
-  ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"Conv", "Add", "Clip", "Mul", "Div"});
+  // Mul and Div stay out of the Conv; fuse_elementwise takes them as a pair.
+  ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"Conv", "Add", "Clip", "FusedElementwise"});
 }
 
 TEST(PassesFuseConvActivation, ClipWithRuntimeBoundIsNotFused) {

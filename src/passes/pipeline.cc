@@ -10,8 +10,9 @@
 //             activation is left for it), fuse_post_affine (a scalar Mul/Add
 //             after a fused node's activation), fuse_separable_conv (last of
 //             the fusions: the expand/depthwise/project convs must already
-//             carry their activations, residual Add and post_affine), then
-//             basic again; repeated until nothing changes (a Mul after a BN
+//             carry their activations, residual Add and post_affine),
+//             fuse_elementwise (after every fusion that takes an
+//             elementwise node into a Conv or Gemm), then basic again; repeated until nothing changes (a Mul after a BN
 //             folds once the BN has). KILN_FUSE_SEPARABLE=0 turns
 //             fuse_separable_conv off.
 //   all:      extended; layout planning is the provider's (src/plan).
@@ -77,6 +78,7 @@ constexpr Pass kExtended[] = {
     {"fuse_residual_add", FuseResidualAdd},
     {"fuse_post_affine", FusePostAffine},
     {"fuse_separable_conv", FuseSeparableConv},
+    {"fuse_elementwise", FuseElementwise},
 };
 
 // Each round can only shrink the graph; the bounds are guards.

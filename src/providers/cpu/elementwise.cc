@@ -16,6 +16,7 @@
 #include <functional>
 
 #include "ops/elementwise.h"
+#include "providers/cpu/elementwise_runs.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/strided_loop.h"
 #include "providers/cpu/parallel.h"
@@ -80,8 +81,6 @@ void PowRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int
   BinaryRunT<BinOp::kPow>(o, a, b, n, sa, sb);
 }
 
-using BinaryRun = void (*)(float*, const float*, const float*, int64_t, int64_t, int64_t);
-
 bool IsStaticFloat(const ir::TypeInfo* t) {
   return t && t->kind == ir::TypeInfo::Kind::kTensor && t->dtype == DType::kFloat32 && t->shape;
 }
@@ -106,22 +105,6 @@ DimOrder BinaryOutputOrder(const Tensor& a, const Tensor& b, const Shape& out, i
   if (full == 0 && a.shape() == out && FindOrder(a, &o)) return o;
   if (full == 1 && b.shape() == out && FindOrder(b, &o)) return o;
   return kRowMajor;
-}
-
-// Whether `big` has the broadcast shape of big and small: each of small's
-// dims (aligned right) is 1 or big's. Unknown dims are taken to fit (a valid
-// model broadcasts); if one does not at run time, Run sees that the operand
-// lacks the output's shape and writes row-major, which is still correct.
-bool CoversStatically(const ir::Dims& big, const ir::Dims& small) {
-  if (small.size() > big.size()) return false;
-  const size_t off = big.size() - small.size();
-  for (size_t i = 0; i < small.size(); ++i) {
-    const ir::Dim& s = small[i];
-    const ir::Dim& b = big[off + i];
-    if (s.known() && s.value == 1) continue;
-    if (s.known() && b.known() && s.value != b.value) return false;
-  }
-  return true;
 }
 
 Status RunBinary(runtime::KernelContext& ctx, BinaryRun run, int full) {
@@ -167,11 +150,6 @@ runtime::KernelFactory BinaryFactory(BinaryRun run, bool prelu) {
 }
 
 // ---- unary ------------------------------------------------------------------
-
-struct UnaryParams {
-  float alpha = 0, beta = 0;
-};
-using UnaryRun = void (*)(float*, const float*, int64_t, UnaryParams);
 
 KILN_CPU_CLONES void ReluRun(float* o, const float* x, int64_t n, UnaryParams) {
   for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0 ? x[i] : 0.f;
@@ -264,7 +242,46 @@ Result<UnaryParams> ClipParams(const runtime::KernelInit& init) {
   return p;
 }
 
+struct NamedBinary {
+  const char* op;
+  BinaryRun run;
+};
+const NamedBinary kBinaryRuns[] = {{"Add", AddRun}, {"Sub", SubRun},     {"Mul", MulRun},     {"Div", DivRun},
+                                       {"Max", MaxRun}, {"Min", MinRun},     {"PRelu", PReluRun}, {"Pow", PowRun}};
+struct NamedUnary {
+  const char* op;
+  UnaryRun run;
+};
+const NamedUnary kUnaryRuns[] = {{"Relu", ReluRun},   {"LeakyRelu", LeakyReluRun}, {"Sigmoid", SigmoidRun},
+                                     {"Tanh", TanhRun},   {"Exp", ExpRun},             {"HardSigmoid", HardSigmoidRun},
+                                     {"HardSwish", HardSwishRun}, {"Clip", ClipRun},   {"Neg", NegRun},
+                                     {"Abs", AbsRun},     {"Sqrt", SqrtRun}};
+
 }  // namespace
+
+bool CoversStatically(const ir::Dims& big, const ir::Dims& small) {
+  if (small.size() > big.size()) return false;
+  const size_t off = big.size() - small.size();
+  for (size_t i = 0; i < small.size(); ++i) {
+    const ir::Dim& s = small[i];
+    const ir::Dim& b = big[off + i];
+    if (s.known() && s.value == 1) continue;
+    if (s.known() && b.known() && s.value != b.value) return false;
+  }
+  return true;
+}
+
+BinaryRun FindBinaryRun(const std::string& op) {
+  for (const auto& b : kBinaryRuns)
+    if (op == b.op) return b.run;
+  return nullptr;
+}
+
+UnaryRun FindUnaryRun(const std::string& op) {
+  for (const auto& u : kUnaryRuns)
+    if (op == u.op) return u.run;
+  return nullptr;
+}
 
 void RegisterElementwiseKernels(runtime::KernelRegistry& r) {
   r.RegisterFactory("", "Add", BinaryFactory(AddRun, false));

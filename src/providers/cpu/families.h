@@ -15,5 +15,6 @@ void RegisterResizeKernels(runtime::KernelRegistry& r);  // resize.cc
 void RegisterSoftmaxKernels(runtime::KernelRegistry& r);  // softmax.cc
 void RegisterReduceKernels(runtime::KernelRegistry& r);  // reduce.cc
 void RegisterSeparableKernels(runtime::KernelRegistry& r);  // separable.cc
+void RegisterFusedElementwiseKernels(runtime::KernelRegistry& r);  // fused_elementwise.cc
 
 }  // namespace kiln::cpu

@@ -39,6 +39,7 @@ struct Case {
   // before the graph output, instead of being the graph output itself: a
   // kernel may write a graph output straight in row-major order.
   bool followed = false;
+  std::string domain;  // of the op (com.kiln for a fused op: imported at version 1)
 };
 
 struct Built {
@@ -71,7 +72,8 @@ Built Build(const Case& c) {
     }
   }
   for (const auto& [slot, t] : c.const_inputs) ins[slot] = b.AddInitializer("c" + std::to_string(slot), t);
-  const std::string y = b.AddNode(c.op, ins, c.attrs, 1, "op")[0];
+  if (!c.domain.empty()) b.SetOpset(c.domain, 1);
+  const std::string y = b.AddNode(c.op, ins, c.attrs, 1, "op", c.domain)[0];
   b.AddOutput(c.followed ? b.AddNode("Relu", {y}, {}, 1, "after")[0] : y);
   auto m = b.Build();
   EXPECT_TRUE(m.ok()) << c.what << ": " << m.status().ToString();
@@ -194,6 +196,63 @@ TEST(CpuElementwise, PowSquareAndGeneralExponent) {
     Check({"Pow 3", "Pow", {{kX, layout}}, {}, {{1, Tensor::Scalar(3.f)}}}, 1e-5, 1e-6);
     Check({"Pow 0.5 (NaN for negatives)", "Pow", {{kX, layout}}, {}, {{1, Tensor::Scalar(0.5f)}}});
   }
+}
+
+// A FusedElementwise case: `steps` with their operands (ops/fused.h) over `inputs`.
+Case Fused(const std::string& what, std::vector<Operand> inputs, const std::vector<std::string>& steps,
+           const std::vector<int64_t>& operands, std::vector<float> params = {}) {
+  params.resize(2 * steps.size(), 0.f);
+  Case c{what, "FusedElementwise", std::move(inputs)};
+  c.domain = "com.kiln";
+  c.attrs = {Attribute::Strings("steps", steps), Attribute::Ints("step_inputs", operands), Attribute::Floats("step_params", params)};
+  return c;
+}
+
+TEST(CpuFusedElementwise, ScaledResidualChainOnEveryLayoutMix) {
+  // PP-OCR det's x + x * s + r, s per channel: 24 channels on channels-last
+  // data make runs of 24 values, grouped 21 pixels to a chunk (35 pixels:
+  // a full group and a partial one); 64 channels make groups of 8.
+  for (int64_t c : {24, 64})
+    for (In x : {In::kNCHW, In::kNHWC})
+      for (In r : {In::kNCHW, In::kNHWC}) {
+        const Shape full = {1, c, 5, 7};
+        Check(Fused("x + x*s + r, C=" + std::to_string(c) + (x == In::kNHWC ? " x NHWC" : " x NCHW") + (r == In::kNHWC ? " r NHWC" : " r NCHW"),
+                    {{full, x}, {{1, c, 1, 1}, In::kNCHW, true}, {full, r}}, {"Mul", "Add", "Add"}, {0, 1, 0, -1, -2, 2}));
+      }
+}
+
+TEST(CpuFusedElementwise, EveryStepOpAndLongRuns) {
+  // 2x8x40x40 on one layout is one flat run of 25600 values, cut into chunks.
+  const Shape big = {2, 8, 40, 40};
+  for (In layout : {In::kNCHW, In::kNHWC}) {
+    const std::string l = layout == In::kNHWC ? " NHWC" : " NCHW";
+    Check(Fused("binary ops" + l, {{big, layout}, {big, layout}, {{}, In::kNCHW, true}},
+                {"Sub", "Mul", "Div", "Max", "Min", "Add"}, {0, 1, -1, 2, -2, 1, -3, 0, -4, 2, -5, 1}));
+    Check(Fused("activations" + l, {{big, layout}, {{1, 8, 1, 1}, In::kNCHW, true}},
+                {"LeakyRelu", "HardSigmoid", "Mul", "Sigmoid", "Tanh", "HardSwish", "Relu", "Neg"},
+                {0, -1, -2, 1, -3, -4, -5, -6, -7}, {0.3f, 0, 0.25f, 0.4f}));
+    Check(Fused("exp abs sqrt" + l, {{big, layout}}, {"Abs", "Sqrt", "Exp"}, {0, -1, -2}));
+    Check(Fused("sqrt of negatives gives NaN" + l, {{big, layout}}, {"Neg", "Sqrt"}, {0, -1}));
+  }
+}
+
+TEST(CpuFusedElementwise, BroadcastOperandsAndStridedUnaryInput) {
+  // A step whose operands both broadcast (a per channel, b per pixel) is
+  // computed at the output's shape; a unary step reads an input in another
+  // layout than the output's (its run is gathered first).
+  const Shape full = {2, 5, 6, 7};
+  Check(Fused("a*b + x", {{full, In::kNCHW}, {{1, 5, 1, 1}, In::kNCHW, true}, {{1, 1, 6, 7}, In::kNCHW, true}},
+              {"Mul", "Add"}, {1, 2, 0, -1}));
+  Check(Fused("x NCHW + sigmoid(y NHWC)", {{full, In::kNCHW}, {full, In::kNHWC}}, {"Sigmoid", "Add"}, {1, 0, -1}));
+  Check(Fused("x NHWC + sigmoid(y NCHW)", {{full, In::kNHWC}, {full, In::kNCHW}}, {"Sigmoid", "Add"}, {1, 0, -1}));
+}
+
+TEST(CpuFusedElementwise, TooManyInputsRunsAsTheComposition) {
+  // Seven inputs (more than the fused loop takes): the cpu kernels of the
+  // steps run one after another, still on the cpu provider.
+  const Shape full = {1, 4, 3, 5};
+  std::vector<Operand> in(7, Operand{full, In::kNHWC});
+  Check(Fused("seven inputs", in, {"Add", "Add", "Add", "Add", "Add", "Add"}, {0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6}));
 }
 
 TEST(CpuSoftmax, EveryAxisAndOldOpsets) {

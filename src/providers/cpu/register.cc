@@ -17,6 +17,7 @@ const runtime::KernelRegistry& Kernels() {
     RegisterSoftmaxKernels(*r);
     RegisterReduceKernels(*r);
     RegisterSeparableKernels(*r);
+    RegisterFusedElementwiseKernels(*r);
     return r;
   }();
   return *registry;

@@ -5,13 +5,15 @@
 // double, rounding once. So an optimized graph checked on the oracle is
 // checked against the same Conv/Gemm/MatMul code as the original graph.
 // FusedSeparableConv runs as its three FusedConv steps, each this provider's
-// FusedConv kernel (runtime/compose_separable.h).
+// FusedConv kernel (runtime/compose_separable.h); FusedElementwise as its
+// ai.onnx steps (runtime/compose_elementwise.h).
 #include <memory>
 
 #include "ops/fused.h"
 #include "providers/reference/families.h"
 #include "providers/reference/register.h"
 #include "providers/reference/util.h"
+#include "runtime/compose_elementwise.h"
 #include "runtime/compose_separable.h"
 
 namespace kiln::reference {
@@ -134,6 +136,8 @@ void RegisterFusedKernels(runtime::KernelRegistry& r) {
   r.RegisterFactory(ops::kKilnDomain, "FusedMatMul", FusedFactory("MatMul", 2, 2));
   r.RegisterFactory(ops::kKilnDomain, "FusedSeparableConv",
                     [](const runtime::KernelInit& init) { return runtime::ComposeSeparable(Kernels(), init); });
+  r.RegisterFactory(ops::kKilnDomain, "FusedElementwise",
+                    [](const runtime::KernelInit& init) { return runtime::ComposeElementwise(Kernels(), init); });
 }
 
 }  // namespace kiln::reference
