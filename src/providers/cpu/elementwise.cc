@@ -3,7 +3,8 @@
 // unary activations. Both read any dense layout (KernelLayouts any_dense):
 // a unary op writes its output in the input's layout; a binary op in the
 // layout of the operand that has the output's shape (row-major when neither
-// does), walking the output in memory order (strided_loop.h). The loops are
+// does), through the elementwise loop (elementwise_loop.h), which walks the
+// output in memory order in chunks spread over the threads. The loops are
 // compiled for AVX-512, AVX2 and baseline x86-64 and the best one is picked
 // at load time (target_clones); the math is vec_math.h's, not libm's, so it
 // vectorizes.
@@ -16,16 +17,14 @@
 #include <functional>
 
 #include "ops/elementwise.h"
+#include "providers/cpu/elementwise_loop.h"
 #include "providers/cpu/elementwise_runs.h"
 #include "providers/cpu/families.h"
-#include "providers/cpu/strided_loop.h"
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 
 namespace kiln::cpu {
 namespace {
-
-// Below this many elements a second thread costs more than it saves.
 
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPRelu, kPow };
 
@@ -81,52 +80,6 @@ void PowRun(float* o, const float* a, const float* b, int64_t n, int64_t sa, int
   BinaryRunT<BinOp::kPow>(o, a, b, n, sa, sb);
 }
 
-bool IsStaticFloat(const ir::TypeInfo* t) {
-  return t && t->kind == ir::TypeInfo::Kind::kTensor && t->dtype == DType::kFloat32 && t->shape;
-}
-
-Result<Shape> BroadcastShape(const runtime::KernelContext& ctx, const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    if (da != db && da != 1 && db != 1) return ctx.Error("shapes " + ShapeToString(a) + " and " + ShapeToString(b) + " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
-// The layout of a binary op's output: that of the operand known at load time
-// to have the output's shape (`full`: 0 = A, 1 = B, -1 = neither), else
-// row-major. Decided from the load-time dims so that the static layout plan
-// and Run agree for dynamic shapes too.
-DimOrder BinaryOutputOrder(const Tensor& a, const Tensor& b, const Shape& out, int full) {
-  DimOrder o;
-  if (full == 0 && a.shape() == out && FindOrder(a, &o)) return o;
-  if (full == 1 && b.shape() == out && FindOrder(b, &o)) return o;
-  return kRowMajor;
-}
-
-Status RunBinary(runtime::KernelContext& ctx, BinaryRun run, int full) {
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
-  if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32)
-    return ctx.Error("cpu kernel takes float32, got " + a.Describe() + " and " + b.Describe());
-  KILN_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShape(ctx, a.shape(), b.shape()));
-  KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, out_shape, BinaryOutputOrder(a, b, out_shape, full)));
-  if (y.numel() == 0) return Status::Ok();
-  const LoopNest<3> nest = MakeLoopNest<3>(out_shape, {y.strides(), BroadcastStrides(a, out_shape), BroadcastStrides(b, out_shape)});
-  float* po = y.data<float>();
-  const float* pa = a.data<float>();
-  const float* pb = b.data<float>();
-  ParallelFor(nest.outer_count(), y.numel(), [&](int64_t begin, int64_t end) {
-    ForEachInnerRun(nest, begin, end, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& s) {
-      run(po + off[0], pa + off[1], pb + off[2], n, s[1], s[2]);
-    });
-  });
-  return Status::Ok();
-}
-
 runtime::KernelLayouts AnyDense(size_t inputs, runtime::OutputOrderFn out) {
   runtime::KernelLayouts l;
   l.inputs.resize(inputs);
@@ -135,17 +88,16 @@ runtime::KernelLayouts AnyDense(size_t inputs, runtime::OutputOrderFn out) {
   return l;
 }
 
-runtime::KernelFactory BinaryFactory(BinaryRun run, bool prelu) {
-  return [run, prelu](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
-    if (init.node.inputs.size() != 2 || !IsStaticFloat(init.input_type(0)) || !IsStaticFloat(init.input_type(1)))
+runtime::KernelFactory BinaryFactory(BinaryRun run) {
+  return [run](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
+    if (init.node.inputs.size() != 2 || !IsFloatWithRank(init.input_type(0)) || !IsFloatWithRank(init.input_type(1)))
       return runtime::Kernel();
     if (init.opset < 7) return runtime::Kernel();  // legacy broadcast / PRelu slope rules
-    const ir::Dims& da = *init.input_type(0)->shape;
-    const ir::Dims& db = *init.input_type(1)->shape;
-    const int full = CoversStatically(da, db) ? 0 : (CoversStatically(db, da) ? 1 : -1);
-    auto out_order = [full](const std::vector<DimOrder>& in) -> DimOrder { return full < 0 ? kRowMajor : in[static_cast<size_t>(full)]; };
-    (void)prelu;
-    return runtime::Kernel([run, full](runtime::KernelContext& ctx) { return RunBinary(ctx, run, full); }, AnyDense(2, out_order));
+    ElementwisePlan plan;
+    plan.inputs = 2;
+    plan.full = CoveringInput({&*init.input_type(0)->shape, &*init.input_type(1)->shape});
+    plan.steps = {ElementwiseStepRun{run, nullptr, {}, {0, 1}}};
+    return ElementwiseKernel(std::move(plan));
   };
 }
 
@@ -208,7 +160,7 @@ runtime::KernelLayouts UnaryLayouts(size_t inputs) {
 
 runtime::KernelFactory UnaryFactory(UnaryRun run, std::function<Result<UnaryParams>(const runtime::KernelInit&)> params = nullptr) {
   return [run, params](const runtime::KernelInit& init) -> Result<runtime::Kernel> {
-    if (!IsStaticFloat(init.input_type(0))) return runtime::Kernel();
+    if (!IsFloatWithRank(init.input_type(0))) return runtime::Kernel();
     UnaryParams p;
     if (params) {
       auto r = params(init);
@@ -284,14 +236,14 @@ UnaryRun FindUnaryRun(const std::string& op) {
 }
 
 void RegisterElementwiseKernels(runtime::KernelRegistry& r) {
-  r.RegisterFactory("", "Add", BinaryFactory(AddRun, false));
-  r.RegisterFactory("", "Sub", BinaryFactory(SubRun, false));
-  r.RegisterFactory("", "Mul", BinaryFactory(MulRun, false));
-  r.RegisterFactory("", "Div", BinaryFactory(DivRun, false));
-  r.RegisterFactory("", "Max", BinaryFactory(MaxRun, false));
-  r.RegisterFactory("", "Min", BinaryFactory(MinRun, false));
-  r.RegisterFactory("", "PRelu", BinaryFactory(PReluRun, true));
-  r.RegisterFactory("", "Pow", BinaryFactory(PowRun, false));
+  r.RegisterFactory("", "Add", BinaryFactory(AddRun));
+  r.RegisterFactory("", "Sub", BinaryFactory(SubRun));
+  r.RegisterFactory("", "Mul", BinaryFactory(MulRun));
+  r.RegisterFactory("", "Div", BinaryFactory(DivRun));
+  r.RegisterFactory("", "Max", BinaryFactory(MaxRun));
+  r.RegisterFactory("", "Min", BinaryFactory(MinRun));
+  r.RegisterFactory("", "PRelu", BinaryFactory(PReluRun));
+  r.RegisterFactory("", "Pow", BinaryFactory(PowRun));
   r.RegisterFactory("", "Relu", UnaryFactory(ReluRun));
   r.RegisterFactory("", "LeakyRelu", UnaryFactory(LeakyReluRun, ActivationParams));
   r.RegisterFactory("", "Sigmoid", UnaryFactory(SigmoidRun));
