@@ -16,5 +16,6 @@ void RegisterSoftmaxKernels(runtime::KernelRegistry& r);  // softmax.cc
 void RegisterReduceKernels(runtime::KernelRegistry& r);  // reduce.cc
 void RegisterSeparableKernels(runtime::KernelRegistry& r);  // separable.cc
 void RegisterFusedElementwiseKernels(runtime::KernelRegistry& r);  // fused_elementwise.cc
+void RegisterShapeKernels(runtime::KernelRegistry& r);  // shape_ops.cc
 
 }  // namespace kiln::cpu

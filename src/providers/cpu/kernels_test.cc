@@ -255,6 +255,17 @@ TEST(CpuFusedElementwise, TooManyInputsRunsAsTheComposition) {
   Check(Fused("seven inputs", in, {"Add", "Add", "Add", "Add", "Add", "Add"}, {0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6}));
 }
 
+TEST(CpuShape, ShapeAndSizeTakeAnyLayoutWithoutAConversion) {
+  for (In layout : {In::kNCHW, In::kNHWC}) {
+    const std::string l = layout == In::kNHWC ? " NHWC" : " NCHW";
+    Check({"Shape" + l, "Shape", {{kX, layout}}});
+    Case part{"Shape start=1 end=-1" + l, "Shape", {{kX, layout}}, {Attribute::Int("start", 1), Attribute::Int("end", -1)}};
+    part.opset = 15;
+    Check(part);
+    Check({"Size" + l, "Size", {{kX, layout}}});
+  }
+}
+
 TEST(CpuSoftmax, EveryAxisAndOldOpsets) {
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     for (int64_t axis : {-1, 0, 1, 2, 3}) Check({std::string(op) + " axis " + std::to_string(axis), op, {{kX}}, {Attribute::Int("axis", axis)}});

@@ -18,6 +18,7 @@ const runtime::KernelRegistry& Kernels() {
     RegisterReduceKernels(*r);
     RegisterSeparableKernels(*r);
     RegisterFusedElementwiseKernels(*r);
+    RegisterShapeKernels(*r);
     return r;
   }();
   return *registry;
