@@ -13,9 +13,10 @@
 // it and is no graph output; the default domain at opset 7 or later (numpy
 // broadcasting); at most kMaxInputs distinct inputs and kMaxSteps steps
 // (what the cpu kernel runs in one pass: a tree that would exceed them
-// keeps its lower part unfused). Runs last among the fusions, so the
-// patterns they know (a Conv's activation, residual Add, post_affine) are
-// theirs.
+// keeps its lower part unfused); no node of ai.onnx.preview.training in the
+// graph (Gradient reads the elementwise nodes themselves). Runs last among
+// the fusions, so the patterns they know (a Conv's activation, residual
+// Add, post_affine) are theirs.
 // KILN_FUSE_ELEMENTWISE=0 turns the pass off (A/B timing; with --no-cache,
 // as the plan cache key does not see it).
 // Invariants: the fused node takes the root's name and output and sits
@@ -82,6 +83,10 @@ struct Tree {
 Result<bool> FuseElementwise(ir::Graph& g, PassContext& ctx) {
   const char* off = std::getenv("KILN_FUSE_ELEMENTWISE");
   if ((off && std::strcmp(off, "0") == 0) || ctx.OpsetFor("") < 7) return false;
+  // A training Gradient node differentiates through the graph's own
+  // elementwise nodes, by name: leave such a graph as it is.
+  for (const ir::Node& n : g.nodes)
+    if (n.domain == "ai.onnx.preview.training") return false;
   const TypeMap types = InferTypes(ctx.model());
   std::vector<std::string> notes;
   KILN_ASSIGN_OR_RETURN(int count, RewriteAll(g, [&](ir::Graph& gr, const GraphIndex& index, size_t root) -> Result<bool> {
