@@ -9,8 +9,9 @@
 //
 // The ops are those FusedElementwise runs (ElementwiseStepArity > 0).
 // Preconditions: every node of the tree has a float32 output of the root's
-// shape (as far as the load-time dims tell: dynamic dims are allowed); each intermediate feeds exactly one slot of the node above
-// it and is no graph output; the default domain at opset 7 or later (numpy
+// shape (as far as the load-time dims tell: dynamic dims are allowed); each
+// intermediate feeds exactly one slot of the node above it and is no graph
+// output; the default domain at opset 7 or later (numpy
 // broadcasting); at most kMaxInputs distinct inputs and kMaxSteps steps
 // (what the cpu kernel runs in one pass: a tree that would exceed them
 // keeps its lower part unfused); no node of ai.onnx.preview.training in the
@@ -26,7 +27,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <optional>
 
 #include "ops/fused.h"
 #include "passes/graph_util.h"
@@ -35,7 +35,7 @@
 namespace kiln::passes {
 namespace {
 
-constexpr size_t kMaxInputs = 6;  // as providers/cpu/fused_elementwise.cc
+constexpr size_t kMaxInputs = 6;  // what the cpu loop takes (providers/cpu/elementwise_loop.h)
 constexpr size_t kMaxSteps = 8;
 
 bool Supported(const ir::Node& n, const TypeMap& types) {
