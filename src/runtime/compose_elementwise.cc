@@ -10,7 +10,7 @@
 namespace kiln::runtime {
 namespace {
 
-struct ElementwisePlan {
+struct ComposedSteps {  // the steps and the kernel of each
   std::vector<ops::ElementwiseStep> steps;
   std::vector<InnerKernel> kernels;
 };
@@ -19,7 +19,7 @@ struct ElementwisePlan {
 
 Result<Kernel> ComposeElementwise(const KernelRegistry& registry, const KernelInit& init) {
   const ir::Node& n = init.node;
-  auto plan = std::make_shared<ElementwisePlan>();
+  auto plan = std::make_shared<ComposedSteps>();
   KILN_ASSIGN_OR_RETURN(plan->steps, ops::ParseElementwiseSteps(n));
   std::vector<ir::Node> nodes = ops::ElementwiseStepNodes(n, plan->steps);
   std::vector<ir::TypeInfo> results(plan->steps.size());
