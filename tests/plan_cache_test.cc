@@ -122,6 +122,18 @@ TEST_F(PlanCacheTest, OptionsThatChangeThePlanChangeTheKey) {
   auto s = Session::Create(path, o);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(CacheState(**s), "hit");
+  // Each pass switch set is another graph, so another entry; unset again,
+  // the first entry is found.
+  for (const char* var : passes::kPassSwitches) {
+    ASSERT_EQ(setenv(var, "0", 1), 0);
+    auto off = Session::Create(path, Cpu());
+    ASSERT_EQ(unsetenv(var), 0);
+    ASSERT_TRUE(off.ok());
+    EXPECT_EQ(CacheState(**off), "miss") << var;
+  }
+  auto again = Session::Create(path, Cpu());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(CacheState(**again), "hit");
   // A different model (other weights) is another entry.
   examples::SeedOptions so;
   so.weight_seed = 7;

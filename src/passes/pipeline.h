@@ -41,4 +41,9 @@ Status Optimize(ir::Model& model, OptLevel level, PassReport* report = nullptr, 
 // The passes a level runs, in pipeline order (each named once).
 std::vector<std::string> PassNames(OptLevel level);
 
+// The environment variables a pass reads ("0" turns it off, for A/B
+// measurements); the plan cache keys on their values. A pass that reads
+// another one lists it here.
+inline constexpr const char* kPassSwitches[] = {"KILN_FUSE_SEPARABLE", "KILN_FUSE_ELEMENTWISE"};
+
 }  // namespace kiln::passes

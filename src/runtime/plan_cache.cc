@@ -280,11 +280,14 @@ std::optional<PlanCacheConfig> ResolvePlanCache(const SessionOptions& options) {
 std::string PlanCacheKey(const void* model_bytes, size_t size, const SessionOptions& options) {
   const XXH128_hash_t model = XXH3_128bits(model_bytes, size);
   // Every option that changes the cached graph. Threads and the memory
-  // limit do not: they act when the executor is built from it.
-  const std::string material = "kiln plan cache\nformat " + std::to_string(kFormatVersion) + "\nkiln " KILN_VERSION_STRING
-                               "\nbuild " + BuildId() + "\ncpu " + CpuFeatures() + "\nprovider " + options.provider +
-                               "\nopt-level " + options.opt_level + "\nmodel " + Hex128(model) + " " +
-                               std::to_string(size) + "\n";
+  // limit do not: they act when the executor is built from it, as do the
+  // KILN_CPU_* kernel switches. The KILN_FUSE_* switches turn passes off,
+  // so an A/B run with one set must not be served the other's graph.
+  std::string material = "kiln plan cache\nformat " + std::to_string(kFormatVersion) + "\nkiln " KILN_VERSION_STRING
+                         "\nbuild " + BuildId() + "\ncpu " + CpuFeatures() + "\nprovider " + options.provider +
+                         "\nopt-level " + options.opt_level + "\nmodel " + Hex128(model) + " " + std::to_string(size) + "\n";
+  for (const char* var : passes::kPassSwitches)
+    if (const char* v = std::getenv(var)) material += std::string(var) + "=" + v + "\n";
   return Hex128(XXH3_128bits(material.data(), material.size()));
 }
 
