@@ -141,6 +141,19 @@ TEST(CpuElementwise, BinaryOpsBroadcastOnBothLayouts) {
         }
 }
 
+// Over kParallelMin values the walk is cut into parts spread over the
+// threads: a flat same-layout Add (16384-value parts), a per-channel Mul
+// on channels-last data (grouped short runs) and a per-pixel one.
+TEST(CpuElementwise, LargeMapsSplitAcrossThreads) {
+  const Shape big = {2, 8, 96, 96};
+  for (In layout : {In::kNCHW, In::kNHWC}) {
+    const std::string l = layout == In::kNHWC ? " NHWC" : " NCHW";
+    Check({"Add of large maps" + l, "Add", {{big, layout}, {big, layout}}});
+    Check({"Mul by a per-channel scale" + l, "Mul", {{big, layout}, {{1, 8, 1, 1}, In::kNCHW, true}}});
+    Check({"Sub of a per-pixel map" + l, "Sub", {{big, layout}, {{1, 1, 96, 96}, In::kNCHW, true}}});
+  }
+}
+
 TEST(CpuElementwise, MixedLayoutsOfFullShapeOperands) {
   Check({"Add NHWC + NCHW", "Add", {{kX, In::kNHWC}, {kX, In::kNCHW}}});
   Check({"Mul NCHW * NHWC", "Mul", {{kX, In::kNCHW}, {kX, In::kNHWC}}});
@@ -316,11 +329,12 @@ TEST(CpuReduce, EveryKindAxesAndKeepdimsOnBothLayouts) {
           }
           Check(c, 1e-4, 1e-4);
         }
-  // Runs of 16 lanes and more, split across threads: a pooled map on both
-  // layouts, LayerNorm's mean over the last axis of a sequence.
+  // Runs of 16 lanes and more, split across threads (over kParallelMin
+  // values read): a pooled map on both layouts, LayerNorm's mean over the
+  // last axis of a sequence.
   for (In layout : {In::kNCHW, In::kNHWC})
-    Check({"ReduceMean of a 64x20x20 map", "ReduceMean", {{{1, 64, 20, 20}, layout}}, {Attribute::Ints("axes", {2, 3})}}, 1e-4, 1e-4);
-  Check({"ReduceMean over the last axis", "ReduceMean", {{{1, 80, 120}}}, {Attribute::Ints("axes", {-1})}}, 1e-4, 1e-4);
+    Check({"ReduceMean of a 64x48x48 map", "ReduceMean", {{{1, 64, 48, 48}, layout}}, {Attribute::Ints("axes", {2, 3})}}, 1e-4, 1e-4);
+  Check({"ReduceMean over the last axis", "ReduceMean", {{{1, 1200, 120}}}, {Attribute::Ints("axes", {-1})}}, 1e-4, 1e-4);
   Check({"ReduceSumSquare of a reduced dim of size 0", "ReduceSumSquare", {{{2, 0, 3}}}, {Attribute::Ints("axes", {1})}});
   Check({"ReduceMax of a reduced dim of size 0", "ReduceMax", {{{2, 0, 3}}}, {Attribute::Ints("axes", {1})}});
 }

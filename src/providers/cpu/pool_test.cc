@@ -173,7 +173,7 @@ std::vector<PoolCase> GlobalCases() {
     // per plane); channels-last blocks of 128, 64, 32, 16, 8, 4 and single
     // channels (70, 96, 130, 300); several 256-row chunks, the last one
     // partial (320, 600 and 289 rows); work large enough to be split across
-    // threads (2x130x16x20).
+    // threads (2x300x17x17, over kParallelMin values).
     for (Shape s : {Shape{1, 16, 7, 7}, Shape{2, 5, 13, 4}, Shape{1, 8, 1, 1}, Shape{1, 3, 56, 56}, Shape{1, 70, 3, 5},
                     Shape{2, 130, 16, 20}, Shape{1, 96, 20, 30}, Shape{2, 300, 17, 17}})
       out.push_back({std::string(op) + " " + ShapeToString(s), op, s, {}});
