@@ -21,6 +21,11 @@
 #   --provider P      kiln provider (default cpu)
 #   --opt-level L     kiln opt level (default all; ORT always runs 'all')
 #   --seed S          seed of the generated inputs (default 0)
+#   --cpus LIST       run both peers under `taskset -c LIST` (e.g. 1): on a
+#                     shared VM one core can be steadily slower than another
+#                     (a co-tenant on its sibling), and an unpinned 1-thread
+#                     run lands on either, per process; pinned, both peers
+#                     meet the same core
 #   --out DIR         keep inputs, per-round JSON and logs in DIR (default: a temp folder, removed)
 #   --markdown        print the table as Markdown, with date and machine (for bench/README.md)
 # Env: KILN (kiln binary, default build/kiln), KILN_NPM_DIR (see scripts/ort-setup.sh).
@@ -28,7 +33,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KILN="${KILN:-$ROOT/build/kiln}"
-THREADS="1" ROUNDS=3 RUNS=10 WARMUP=2 PROVIDER=cpu OPT=all SEED=0 OUT="" MARKDOWN=0
+THREADS="1" ROUNDS=3 RUNS=10 WARMUP=2 PROVIDER=cpu OPT=all SEED=0 OUT="" MARKDOWN=0 CPUS=""
 MODELS=()
 
 die() { echo "compare: $*" >&2; exit 2; }
@@ -45,6 +50,7 @@ while [ $# -gt 0 ]; do
     --opt-level) [ $# -ge 2 ] || die "$1 needs a value"; OPT="$2"; shift 2 ;;
     --seed) [ $# -ge 2 ] || die "$1 needs a value"; num "$1" "$2"; SEED="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] || die "$1 needs a value"; OUT="$2"; shift 2 ;;
+    --cpus) [ $# -ge 2 ] || die "$1 needs a value"; [[ "$2" =~ ^[0-9,-]+$ ]] || die "--cpus needs a CPU list such as 1 or 0-1, got '$2'"; CPUS="$2"; shift 2 ;;
     --markdown) MARKDOWN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
@@ -56,6 +62,12 @@ done
 for t in $THREADS; do num --threads "$t"; [ "$t" -ge 1 ] || die "--threads: counts must be >= 1"; done
 [ -x "$KILN" ] || die "kiln binary '$KILN' not found (build it, or set KILN)"
 command -v node >/dev/null 2>&1 || die "node is not installed"
+PIN=()
+if [ -n "$CPUS" ]; then
+  command -v taskset >/dev/null 2>&1 || die "--cpus needs taskset (util-linux)"
+  taskset -c "$CPUS" true 2>/dev/null || die "--cpus: cannot run on CPUs '$CPUS' here"
+  PIN=(taskset -c "$CPUS")
+fi
 "$ROOT/scripts/ort-setup.sh" >&2 || die "ONNX Runtime is not available (scripts/ort-setup.sh failed)"
 
 if [ -z "$OUT" ]; then
@@ -108,7 +120,7 @@ for spec in "${MODELS[@]}"; do
     for r in $(seq 1 "$ROUNDS"); do
       echo "compare: $label threads=$t round $r/$ROUNDS" >&2
       k="$dir/t$t.kiln.$r"
-      if "$KILN" bench "$model" --provider "$PROVIDER" --opt-level "$OPT" --threads "$t" "${input_args[@]}" \
+      if "${PIN[@]}" "$KILN" bench "$model" --provider "$PROVIDER" --opt-level "$OPT" --threads "$t" "${input_args[@]}" \
            --warmup "$WARMUP" --runs "$RUNS" --json "$k.json" > "$k.log" 2>&1; then
         printf '%s\t%s\tkiln\t%s\n' "$label" "$t" "$k.json" >> "$MANIFEST"
       else
@@ -116,7 +128,7 @@ for spec in "${MODELS[@]}"; do
         printf '%s\t%s\tkiln\tFAIL\n' "$label" "$t" >> "$MANIFEST"
       fi
       o="$dir/t$t.ort.$r"
-      if node "$ROOT/bench/ort_bench.mjs" "$model" --threads "$t" "${input_args[@]}" \
+      if "${PIN[@]}" node "$ROOT/bench/ort_bench.mjs" "$model" --threads "$t" "${input_args[@]}" \
            --warmup "$WARMUP" --runs "$RUNS" --json "$o.json" > "$o.log" 2>&1; then
         printf '%s\t%s\tort\t%s\n' "$label" "$t" "$o.json" >> "$MANIFEST"
       else
@@ -131,7 +143,8 @@ table_args=(--provider "$PROVIDER" --rounds "$ROUNDS" --runs "$RUNS" --warmup "$
 if [ "$MARKDOWN" = 1 ]; then
   cpu="$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
   rev="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  table_args+=(--markdown --machine "${cpu:-unknown CPU}, $(nproc) cores" --date "$(date -u +%Y-%m-%d)" --rev "$rev")
+  machine="${cpu:-unknown CPU}, $(nproc) cores${CPUS:+, both peers pinned to CPU $CPUS}"
+  table_args+=(--markdown --machine "$machine" --date "$(date -u +%Y-%m-%d)" --rev "$rev")
 fi
 node "$ROOT/bench/compare_table.mjs" "$MANIFEST" "${table_args[@]}"
 # Exit 1 when a peer failed on some model (the table shows 'fail' there).
