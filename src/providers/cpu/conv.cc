@@ -41,6 +41,7 @@
 #include "ops/fused.h"
 #include "providers/cpu/conv_epilogue.h"
 #include "providers/cpu/direct_conv.h"
+#include "providers/cpu/pointwise_conv.h"
 #include "providers/cpu/winograd.h"
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/families.h"
@@ -68,6 +69,7 @@ struct ConvPrimitive {
   // kiln's own kernels (direct_conv.h, winograd.h) instead of any oneDNN
   // primitive; at most one is set.
   std::shared_ptr<const DirectConv> direct;
+  std::shared_ptr<const PointwiseConv> pointwise;
   std::shared_ptr<const WinogradConv> winograd;
   // A strided 1x1 Conv without padding runs as the unit-stride one on the
   // input's every sh-th row and sw-th column, gathered first (see
@@ -162,7 +164,11 @@ class ConvKernel {
     if (!y.defined()) {
       KILN_ASSIGN_OR_RETURN(y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, kChannelsLast));
       // oneDNN's direct kernel's sum post-op adds onto dst (both channels-last).
-      if (residual && !p->blocked && !p->direct && !p->winograd) std::memcpy(y.raw(), residual, y.nbytes());
+      if (residual && !p->blocked && !p->direct && !p->winograd && !p->pointwise) std::memcpy(y.raw(), residual, y.nbytes());
+    }
+    if (p->pointwise) {
+      p->pointwise->Run(xd, y.data<float>(), residual);
+      return Status::Ok();
     }
     if (p->direct) {
       p->direct->Run(xd, y.data<float>(), residual);
@@ -234,6 +240,14 @@ class ConvKernel {
       const WinogradShape wg{x[0], x[2], x[3], x[1], geo[0].out, geo[1].out, ws[0], geo[0].pad_begin, geo[1].pad_begin};
       if (WinogradConv::Preferred(wg)) {
         p->winograd = std::make_shared<const WinogradConv>(wg, w_.data<float>(), bias, act_);
+        return std::shared_ptr<const ConvPrimitive>(p);
+      }
+    }
+    const bool unpadded = geo[0].pad_begin == 0 && geo[0].pad_end == 0 && geo[1].pad_begin == 0 && geo[1].pad_end == 0;
+    if (g == 1 && ws[2] == 1 && ws[3] == 1 && attrs_.sp.strides[0] == 1 && attrs_.sp.strides[1] == 1 && unpadded) {
+      const PointwiseShape pw{x[0] * x[2] * x[3], x[1], ws[0]};
+      if (PointwiseConv::Preferred(pw)) {
+        p->pointwise = std::make_shared<const PointwiseConv>(pw, w_.data<float>(), bias, act_);
         return std::shared_ptr<const ConvPrimitive>(p);
       }
     }

@@ -279,6 +279,32 @@ TEST(CpuFusedConv, KilnDirectKernelEveryActivationAndResidual) {
   if (cpu::DirectConv::Available()) EXPECT_GT(differing, 0) << "no case computed differently from oneDNN: did the kiln kernel run?";
 }
 
+// kiln's own 1x1 kernel (pointwise_conv.h; KILN_CPU_POINTWISE=all hands it
+// every unpadded stride-1 1x1) on the grid's 1x1s (the strided ones run it
+// on the gathered input) and shapes its default rule picks (more than 128
+// input channels: several panels with a partial one, several pixel blocks,
+// a map split over threads), with every fused activation (those past a
+// clamp run after each tile), post_affine and a residual. Each case also
+// runs with it off (KILN_CPU_POINTWISE=0: oneDNN or the direct kernel);
+// both must match the reference and some outputs must differ in their bits.
+TEST(CpuFusedConv, KilnPointwiseKernelEveryActivationAndResidual) {
+  std::vector<ConvCase> cases;
+  for (const ConvCase& c : Cases())
+    if (c.w[2] == 1 && c.w[3] == 1) cases.push_back(c);
+  cases.push_back({"144->200 1x1 at 7x7 (default rule: 4 panels, the last partial)", {1, 144, 7, 7}, {200, 144, 1, 1}, {}});
+  cases.push_back({"1024->72 1x1 at 9x23 (default rule: 4 pixel blocks)", {1, 1024, 9, 23}, {72, 1024, 1, 1}, {}, true, 1e-4});
+  cases.push_back({"256->96 1x1 at 2x20x20 (default rule: threads)", {2, 256, 20, 20}, {96, 256, 1, 1}, {}, true, 1e-4});
+  const std::vector<ops::ActivationAttrs> acts = {
+      {ops::Activation::kNone, 0, 0},     {ops::Activation::kRelu, 0, 0},      {ops::Activation::kClip, 0.f, 6.f},
+      {ops::Activation::kSiLU, 0, 0},     {ops::Activation::kHardSwish, 0, 0}, {ops::Activation::kLeakyRelu, 0.1f, 0},
+      {ops::Activation::kClip, -0.2f, 0.3f, 2.f, -0.25f},
+  };
+  int64_t differing = 0;
+  ForEachFusedCaseBothWays(cases, acts, "KILN_CPU_POINTWISE", {"0", "oneDNN or direct"}, {"all", "kiln pointwise"},
+                           [&](const std::string&, const Tensor& other, const Tensor& pointwise) { differing += !SameBits(other, pointwise); });
+  if (cpu::DirectConv::Available()) EXPECT_GT(differing, 0) << "no case computed differently: did the pointwise kernel run?";
+}
+
 // oneDNN's residual path writes its output over the residual input when
 // nothing else reads that value any more (input_exclusive), and into a copy
 // otherwise. Three graphs, each run on cpu (oneDNN forced) and reference:

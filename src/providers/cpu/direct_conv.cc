@@ -236,6 +236,16 @@ float* AlignedFloats(int64_t n) {
 
 void FreeFloats::operator()(float* p) const { std::free(p); }
 
+float* PackGemmPanels(const float* w, int64_t outs, int64_t k, int64_t padded) {
+  float* p = AlignedFloats(k * padded);
+  for (int64_t o = 0; o < outs; ++o) {
+    const int64_t b = o / kGemmTileChannels, width = GemmPanelWidth(padded, b);
+    float* panel = p + b * k * kGemmTileChannels;
+    for (int64_t c = 0; c < k; ++c) panel[c * width + o - b * kGemmTileChannels] = w[o * k + c];
+  }
+  return p;
+}
+
 bool DirectConv::Available() { return HasAvx512F(); }
 
 // Where oneDNN's channels-last kernels lose: a short reduction (at most 128
@@ -381,6 +391,10 @@ void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const
       // next one as it goes, the others find theirs in cache.
       t.pf = out.prefetch;
       (out.prefetch && i == 0 ? kPrefetchTiles.fn[n][np] : kTiles.fn[n][np])(t);
+      if (out.act) {
+        const int64_t width = std::min<int64_t>(16 * n, channels - 16 * v0);
+        for (int64_t p = 0; p < np; ++p) ResidualActivationInPlace(t.y + p * y_stride, nullptr, width, *out.act);
+      }
     }
   }
 }

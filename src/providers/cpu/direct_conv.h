@@ -89,6 +89,12 @@ inline constexpr int64_t kGemmTileChannels = 64;
 // of kGemmTileChannels (the last one may be narrower).
 inline int64_t GemmPanelWidth(int64_t padded, int64_t b) { return std::min(kGemmTileChannels, padded - b * kGemmTileChannels); }
 
+// ONNX 1x1 weights w[outs][k] packed for PackedGemm in panels of
+// kGemmTileChannels: panel b, at b * k * kGemmTileChannels, holds
+// [k][GemmPanelWidth(padded, b)], zeros past outs (padded: outs rounded up
+// to 16). Each panel is one contiguous stream from memory.
+float* PackGemmPanels(const float* w, int64_t outs, int64_t k, int64_t padded);
+
 // What PackedGemm writes besides the product (all optional).
 struct GemmOutput {
   // The residual, rows like y's: z[r][c] is read before y[r][c] is
@@ -104,6 +110,9 @@ struct GemmOutput {
   // the hardware prefetcher alone left the tiles waiting for them.
   // Prefetches never fault, so this may point past the last weights.
   const float* prefetch = nullptr;
+  // An activation the register tiles cannot apply (anything but a clamp),
+  // run over each tile's rows right after its stores, while they are in L1.
+  const ops::ActivationAttrs* act = nullptr;
 };
 
 // y[r][0, 16 * nv) = bias + x[r][0, k) . w (+ z) for rows r in [0, rows),

@@ -152,18 +152,6 @@ constexpr std::array<DwFn, kDwRowPixels + 1> MakeDwRowTable(std::integer_sequenc
 }
 constexpr auto kDwRowTiles3 = MakeDwRowTable(std::make_integer_sequence<int, kDwRowPixels>());
 
-// ONNX 1x1 weights w[outs][k] as panels: panel b at b * k * kPanel holds
-// [k][its width], zeros past outs.
-float* PackPanels(const float* w, int64_t outs, int64_t k, int64_t padded) {
-  float* p = AlignedFloats(k * padded);
-  for (int64_t o = 0; o < outs; ++o) {
-    const int64_t b = o / kPanel, width = GemmPanelWidth(padded, b);
-    float* panel = p + b * k * kPanel;
-    for (int64_t c = 0; c < k; ++c) panel[c * width + o - b * kPanel] = w[o * k + c];
-  }
-  return p;
-}
-
 // A thread's scratch of at least n floats, kept between runs, 64-byte
 // aligned: the tiles' vector loads and stores then never split a cache
 // line (split ones made the depthwise tiles about 2x slower).
@@ -182,7 +170,7 @@ SeparableConv::SeparableConv(const SeparableShape& s, const Step& expand, const 
   band_ = std::clamp<int64_t>((kBandPixels + s.ow - 1) / s.ow, 1, s.oh);
   ring_ = (band_ - 1) * s.sh + s.k;
   if (s.expand) {
-    we_.reset(PackPanels(expand.w, s.m, s.ic, mp_));
+    we_.reset(PackGemmPanels(expand.w, s.m, s.ic, mp_));
     be_.reset(AlignedFloats(mp_));
     if (expand.bias) std::copy(expand.bias, expand.bias + s.m, be_.get());
   }
@@ -191,7 +179,7 @@ SeparableConv::SeparableConv(const SeparableShape& s, const Step& expand, const 
   for (int64_t o = 0; o < s.m; ++o)
     for (int64_t t = 0; t < s.k * s.k; ++t) wd_[t * mp_ + o] = depthwise.w[o * s.k * s.k + t];
   if (depthwise.bias) std::copy(depthwise.bias, depthwise.bias + s.m, bd_.get());
-  wp_.reset(PackPanels(project.w, s.oc, s.m, ocp_));
+  wp_.reset(PackGemmPanels(project.w, s.oc, s.m, ocp_));
   bp_.reset(AlignedFloats(ocp_));
   if (project.bias) std::copy(project.bias, project.bias + s.oc, bp_.get());
 }
