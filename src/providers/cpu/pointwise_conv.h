@@ -8,13 +8,14 @@
 // DirectConv, whose row kernel is faster there.
 //
 // Weights are packed once in panels of 64 output channels (PackGemmPanels).
-// Work items are (panel, block of pixel rows), panel-major: a panel is read
-// from memory once and stays in L2 while the thread walks the pixel blocks
-// against it. Items are split into one contiguous range per thread (each
-// thread streams its own panels); every output value is one fixed-order
+// The work is panel-major: a panel is read from memory once and stays in L2
+// while the pixel rows pass against it in blocks. Threads split the pixel
+// rows when the pixels outweigh the weights (each thread then writes the
+// rows its neighbors' row splits read on the same core), else the panels
+// (each thread streams only its own). Every output value is one fixed-order
 // sum over the input channels, so the thread count changes no result. A
 // residual starts the sum, a Relu or Clip is applied in registers, other
-// activations to each item's rows while they are in cache.
+// activations to each register tile's rows right after its stores.
 #pragma once
 
 #include <cstdint>

@@ -75,26 +75,32 @@ TEST(PointwiseConv, MatchesDefinitionOnPanelsBlocksAndActivations) {
   }
 }
 
-// Over kSerialFlops the (panel, block) items are split over the threads;
-// each value is one fixed-order sum, so 1 and 2 threads agree bit for bit.
+// Over kSerialFlops the work is split over the threads: by pixel rows when
+// the pixels outweigh the weights, else by panels. Each value is one
+// fixed-order sum, so 1 and 2 threads agree bit for bit.
 TEST(PointwiseConv, ThreadsChangeNoBit) {
   if (!DirectConv::Available()) GTEST_SKIP() << "no AVX-512F on this CPU";
-  const PointwiseShape s{600, 256, 136};  // 42 MFLOP: 3 panels x 3 blocks
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> x(s.pixels * s.ic), w(s.oc * s.ic), b(s.oc);
-  for (auto* v : {&x, &w, &b})
-    for (float& f : *v) f = u(rng);
-  PointwiseConv conv(s, w.data(), b.data(), Act(ops::Activation::kSiLU));
-  const int saved = omp_get_max_threads();
-  std::vector<float> y1(s.pixels * s.oc), y2(s.pixels * s.oc);
-  omp_set_num_threads(1);
-  conv.Run(x.data(), y1.data(), nullptr);
-  omp_set_num_threads(2);
-  conv.Run(x.data(), y2.data(), nullptr);
-  omp_set_num_threads(saved);
-  EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)), 0);
-  Check(s, true, true, Act(ops::Activation::kHardSwish));
+  const PointwiseShape shapes[] = {
+      {600, 256, 136},  // 42 MFLOP, split by rows: 50 tiles of 6 pixels per thread, blocks of 252 and 48
+      {20, 512, 600},   // 12 MFLOP, split by panels: 10 panels (the last 24 channels wide), 5 per thread
+  };
+  for (const PointwiseShape& s : shapes) {
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> x(s.pixels * s.ic), w(s.oc * s.ic), b(s.oc);
+    for (auto* v : {&x, &w, &b})
+      for (float& f : *v) f = u(rng);
+    PointwiseConv conv(s, w.data(), b.data(), Act(ops::Activation::kSiLU));
+    const int saved = omp_get_max_threads();
+    std::vector<float> y1(s.pixels * s.oc), y2(s.pixels * s.oc);
+    omp_set_num_threads(1);
+    conv.Run(x.data(), y1.data(), nullptr);
+    omp_set_num_threads(2);
+    conv.Run(x.data(), y2.data(), nullptr);
+    omp_set_num_threads(saved);
+    EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)), 0) << s.pixels << " x " << s.ic << " -> " << s.oc;
+    Check(s, true, true, Act(ops::Activation::kHardSwish));
+  }
 }
 
 }  // namespace
