@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kiln/session.h"
 #include "kiln/tensor.h"
@@ -42,6 +43,22 @@ inline bool SameBits(const Tensor& a, const Tensor& b) {
 }
 
 // An activation for the kernels' own constructors.
+// The output of conv (a kernel with Run(x, y, residual): DirectConv,
+// WinogradConv, PointwiseConv) on x, with residual z or none; in_place: y
+// starts as a copy of z and is passed as the residual too (written over).
+template <typename Conv>
+std::vector<float> RunWithResidual(const Conv& conv, const std::vector<float>& x, const std::vector<float>& z, bool with_residual,
+                                   bool in_place) {
+  std::vector<float> y(z.size(), -99.f);
+  if (in_place) {
+    y = z;
+    conv.Run(x.data(), y.data(), y.data());
+  } else {
+    conv.Run(x.data(), y.data(), with_residual ? z.data() : nullptr);
+  }
+  return y;
+}
+
 inline ops::ActivationAttrs Act(ops::Activation kind, float alpha = 0, float beta = 0) {
   ops::ActivationAttrs a;
   a.kind = kind;

@@ -42,13 +42,7 @@ void Check(const Case& c, bool with_residual, bool in_place = false, const ops::
     for (float& f : *v) f = u(rng);
   const DirectConvShape s{c.n, c.ih, c.iw, c.ic, oh, ow, c.oc, c.kh, c.kw, c.sh, c.sw, c.pt, c.pl};
   DirectConv conv(s, w.data(), b.data(), act);
-  std::vector<float> y(z.size(), -99.f);
-  if (in_place) {
-    y = z;
-    conv.Run(x.data(), y.data(), y.data());
-  } else {
-    conv.Run(x.data(), y.data(), with_residual ? z.data() : nullptr);
-  }
+  const std::vector<float> y = kiln::cpu::testing::RunWithResidual(conv, x, z, with_residual, in_place);
   int64_t bad = 0;
   double worst = 0;
   for (int64_t n = 0; n < c.n; ++n)

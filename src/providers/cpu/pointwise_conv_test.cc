@@ -30,13 +30,7 @@ void Check(const PointwiseShape& s, bool with_residual, bool in_place, const ops
   for (auto* v : {&x, &w, &b, &z})
     for (float& f : *v) f = u(rng);
   PointwiseConv conv(s, w.data(), b.data(), act);
-  std::vector<float> y(z.size(), -99.f);
-  if (in_place) {
-    y = z;
-    conv.Run(x.data(), y.data(), y.data());
-  } else {
-    conv.Run(x.data(), y.data(), with_residual ? z.data() : nullptr);
-  }
+  const std::vector<float> y = kiln::cpu::testing::RunWithResidual(conv, x, z, with_residual, in_place);
   int64_t bad = 0;
   double worst = 0;
   for (int64_t p = 0; p < s.pixels; ++p)

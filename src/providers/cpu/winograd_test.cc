@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/cpu/cpu_test_util.h"
 #include "providers/cpu/direct_conv.h"
 
 namespace kiln::cpu {
@@ -41,13 +42,7 @@ void Check(const Case& c, bool with_residual, ops::Activation kind, bool in_plac
   ops::ActivationAttrs act;
   act.kind = kind;
   WinogradConv conv(s, w.data(), b.data(), act);
-  std::vector<float> y(z.size(), -99.f);
-  if (in_place) {
-    y = z;
-    conv.Run(x.data(), y.data(), y.data());
-  } else {
-    conv.Run(x.data(), y.data(), with_residual ? z.data() : nullptr);
-  }
+  const std::vector<float> y = kiln::cpu::testing::RunWithResidual(conv, x, z, with_residual, in_place);
   int64_t bad = 0;
   double worst = 0;
   for (int64_t n = 0; n < c.n; ++n)
