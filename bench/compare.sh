@@ -22,10 +22,10 @@
 #   --opt-level L     kiln opt level (default all; ORT always runs 'all')
 #   --seed S          seed of the generated inputs (default 0)
 #   --cpus LIST       run both peers under `taskset -c LIST` (e.g. 1): on a
-#                     shared VM one core can be steadily slower than another
-#                     (a co-tenant on its sibling), and an unpinned 1-thread
-#                     run lands on either, per process; pinned, both peers
-#                     meet the same core
+#                     shared VM one core can be slower than another for
+#                     minutes at a time (a co-tenant on its sibling), and an
+#                     unpinned 1-thread run lands on either, per process;
+#                     pinned, both peers meet the same core
 #   --out DIR         keep inputs, per-round JSON and logs in DIR (default: a temp folder, removed)
 #   --markdown        print the table as Markdown, with date and machine (for bench/README.md)
 # Env: KILN (kiln binary, default build/kiln), KILN_NPM_DIR (see scripts/ort-setup.sh).

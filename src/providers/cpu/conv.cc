@@ -29,6 +29,11 @@
 // Its error against the direct kernel was ~2e-6 relative. KILN_CPU_WINOGRAD=0
 // turns both off, =onednn leaves oneDNN's only, =kiln hands kiln's kernel
 // every shape it can run (for A/B timing and tests).
+//
+// kiln's own kernels also take, in this order after Winograd: an unpadded
+// stride-1 1x1 with more than 128 input channels (pointwise_conv.h; a
+// strided one through the gather below), then short reductions and narrow
+// outputs (direct_conv.h). Each header says where it beats oneDNN.
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -66,8 +71,8 @@ struct ConvPrimitive {
   int64_t block = 0;
   dnnl::reorder::primitive_desc to_blocked_pd;
   dnnl::reorder to_blocked;
-  // kiln's own kernels (direct_conv.h, winograd.h) instead of any oneDNN
-  // primitive; at most one is set.
+  // kiln's own kernels (direct_conv.h, pointwise_conv.h, winograd.h)
+  // instead of any oneDNN primitive; at most one is set.
   std::shared_ptr<const DirectConv> direct;
   std::shared_ptr<const PointwiseConv> pointwise;
   std::shared_ptr<const WinogradConv> winograd;

@@ -27,6 +27,11 @@ constexpr int64_t kTileRows = 6;
 // (oneDNN 0.52-0.55); 784 x 512 -> 128 0.48-0.50 (oneDNN 0.51);
 // 196 x 1024 -> 512 0.94-0.99 (oneDNN 1.05). With 64 input channels
 // DirectConv's row kernel wins (56x56 64 -> 64: 0.14 against 0.16 ms).
+// In the models (KILN_CPU_POINTWISE=0 against on, per-node minima of
+// alternated runs) the gap shrinks to memory's share: resnet50's 27 such
+// 1x1s 18.42 -> 18.21 ms at 1 thread, rtmdet_like's 23 (SiLU) 11.32 ->
+// 10.55; PP-OCRv4 rec's 240 -> 240 at 12x80 even at 1 thread and 0.31 ->
+// 0.36 ms at 2 (its neighbours are oneDNN's, split their own way).
 bool PointwiseConv::Preferred(const PointwiseShape& s) {
   const char* v = std::getenv("KILN_CPU_POINTWISE");
   const std::string mode = v ? v : "";
