@@ -18,14 +18,12 @@
 // graph (Gradient reads the elementwise nodes themselves). Runs last among
 // the fusions, so the patterns they know (a Conv's activation, residual
 // Add, post_affine) are theirs.
-// KILN_FUSE_ELEMENTWISE=0 turns the pass off (A/B timing; with --no-cache,
-// as the plan cache key does not see it).
+// KILN_FUSE_ELEMENTWISE=0 turns the pass off (A/B timing; PassSwitchedOff,
+// so the plan cache keys on it).
 // Invariants: the fused node takes the root's name and output and sits
 // where the root was; the steps are in the order of the original nodes'
 // evaluation (operands first), each with the original op's attributes.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 
 #include "ops/fused.h"
@@ -81,8 +79,7 @@ struct Tree {
 }  // namespace
 
 Result<bool> FuseElementwise(ir::Graph& g, PassContext& ctx) {
-  const char* off = std::getenv("KILN_FUSE_ELEMENTWISE");
-  if ((off && std::strcmp(off, "0") == 0) || ctx.OpsetFor("") < 7) return false;
+  if (PassSwitchedOff(PassSwitch::kFuseElementwise) || ctx.OpsetFor("") < 7) return false;
   // A training Gradient node differentiates through the graph's own
   // elementwise nodes, by name: leave such a graph as it is.
   for (const ir::Node& n : g.nodes)

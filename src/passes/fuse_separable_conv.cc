@@ -24,8 +24,6 @@
 // KILN_FUSE_SEPARABLE=0 turns the pass off (for A/B timing of providers
 // against the unfused convs).
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 
 #include "ops/conv.h"
@@ -162,15 +160,10 @@ ir::Node MakeFused(const ir::Graph& g, const SeparableMatch& s) {
   return f;
 }
 
-bool Disabled() {
-  const char* v = std::getenv("KILN_FUSE_SEPARABLE");
-  return v && std::strcmp(v, "0") == 0;
-}
-
 }  // namespace
 
 Result<bool> FuseSeparableConv(ir::Graph& g, PassContext& ctx) {
-  if (Disabled()) return false;
+  if (PassSwitchedOff(PassSwitch::kFuseSeparable)) return false;
   const TypeMap types = InferTypes(ctx.model());
   const int64_t opset = ctx.OpsetFor("");
   std::vector<std::string> notes;

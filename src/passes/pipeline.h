@@ -11,6 +11,8 @@
 // optimized model must agree with the same run on the original.
 #pragma once
 
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include <string>
@@ -41,9 +43,15 @@ Status Optimize(ir::Model& model, OptLevel level, PassReport* report = nullptr, 
 // The passes a level runs, in pipeline order (each named once).
 std::vector<std::string> PassNames(OptLevel level);
 
-// The environment variables a pass reads ("0" turns it off, for A/B
-// measurements); the plan cache keys on their values. A pass that reads
-// another one lists it here.
-inline constexpr const char* kPassSwitches[] = {"KILN_FUSE_SEPARABLE", "KILN_FUSE_ELEMENTWISE"};
+// The environment switches that turn a pass off ("0", for A/B
+// measurements). A pass reads its switch only through PassSwitchedOff, so
+// every switch is in kPassSwitches, on whose values the plan cache keys.
+enum class PassSwitch { kFuseSeparable, kFuseElementwise };
+inline constexpr const char* kPassSwitches[] = {"KILN_FUSE_SEPARABLE", "KILN_FUSE_ELEMENTWISE"};  // by PassSwitch
+
+inline bool PassSwitchedOff(PassSwitch s) {
+  const char* v = std::getenv(kPassSwitches[static_cast<int>(s)]);
+  return v && std::strcmp(v, "0") == 0;
+}
 
 }  // namespace kiln::passes
