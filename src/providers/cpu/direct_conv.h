@@ -105,9 +105,9 @@ struct GemmOutput {
   // The result clamped to [lo, hi] (a fused Relu or Clip), NaN kept.
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   // The weights the caller multiplies next ([k][16 * nv] as w), asked for
-  // into L2 while the first tile of rows reads w: the transformed weights
-  // of kiln's Winograd stream from memory one panel after the other, and
-  // the hardware prefetcher alone left the tiles waiting for them.
+  // into L2 while the tiles of rows read w, each tile a share: kiln's
+  // Winograd and 1x1 weights stream from memory one panel after the other,
+  // and the hardware prefetcher alone left the tiles waiting for them.
   // Prefetches never fault, so this may point past the last weights.
   const float* prefetch = nullptr;
   // An activation the register tiles cannot apply (anything but a clamp),
