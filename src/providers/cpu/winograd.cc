@@ -62,6 +62,9 @@ template <bool kCheck>
 __attribute__((target("avx512f"))) inline void TransformWindow(const float* x, const WinogradShape& s, int64_t iy0, int64_t ix0,
                                                                int64_t cv, float* out, int64_t e_stride) {
   const __mmask16 mask = TailMask(s.ic, cv);
+  // Strides in locals: read through `s` they are reloaded after every store
+  // (the compiler cannot rule out that `out` aliases them).
+  const int64_t ih = s.ih, iw = s.iw, ic = s.ic;
   const float* corner = x + 16 * cv;  // offset below by the window position, only where it is inside
   __m512 col[6], r[6], t1[6][6];
 #pragma GCC unroll 6
@@ -69,8 +72,11 @@ __attribute__((target("avx512f"))) inline void TransformWindow(const float* x, c
 #pragma GCC unroll 6
     for (int i = 0; i < 6; ++i) {
       const int64_t iy = iy0 + i, ix = ix0 + j;
-      const bool inside = !kCheck || (iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw);
-      col[i] = inside ? _mm512_maskz_loadu_ps(mask, corner + (iy * s.iw + ix) * s.ic) : _mm512_setzero_ps();
+      const bool inside = !kCheck || (iy >= 0 && iy < ih && ix >= 0 && ix < iw);
+      // A plain load where all 16 channels exist: masked loads from memory
+      // issue more slowly on this AMD core.
+      const float* p = corner + (iy * iw + ix) * ic;
+      col[i] = !inside ? _mm512_setzero_ps() : mask == 0xFFFF ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask, p);
     }
     InputTransform(col, r);
 #pragma GCC unroll 6
