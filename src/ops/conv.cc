@@ -93,6 +93,27 @@ Result<AxisGeometry> ForwardAxis(const ir::Node& node, const SpatialAttrs& a, si
   return g;
 }
 
+ir::Dim SymbolicWindowDim(const ir::Dim& in, const SpatialAttrs& a, size_t axis, bool ceil_mode) {
+  if (in.known() || in.param.empty()) return ir::Dim{};
+  const size_t n = a.kernel_shape.size();
+  const int64_t s = a.strides[axis];
+  if (a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower) {
+    if (s == 1) return in;  // ceil(P / 1)
+    ir::Dim d;
+    d.param = "ceil(" + in.param + "/" + std::to_string(s) + ")";
+    return d;
+  }
+  // out = floor((P + c) / s) + 1 with c = pads - dilated kernel.
+  const int64_t eff_k = (a.kernel_shape[axis] - 1) * a.dilations[axis] + 1;
+  const int64_t pads = a.auto_pad == AutoPad::kNotSet ? a.pads[axis] + a.pads[axis + n] : 0;
+  const int64_t c = pads - eff_k;
+  if (s == 1 && c == -1) return in;
+  if (ceil_mode && s > 1) return ir::Dim{};
+  ir::Dim d;
+  d.param = "floor((" + in.param + (c < 0 ? "" : "+") + std::to_string(c) + ")/" + std::to_string(s) + ")+1";
+  return d;
+}
+
 Result<std::vector<AxisGeometry>> ForwardGeometry(const ir::Node& node, const SpatialAttrs& a,
                                                   const std::vector<int64_t>& in_spatial, bool ceil_mode) {
   std::vector<AxisGeometry> out;
@@ -204,7 +225,11 @@ Status InferForwardConv(InferContext& ctx, size_t x_idx, size_t w_idx, DType out
     KILN_RETURN_IF_ERROR(ResolveSpatial(ctx.node(), a.sp, n));
     for (size_t i = 0; i < n; ++i) {
       KILN_ASSIGN_OR_RETURN(AxisGeometry g, ForwardAxis(ctx.node(), a.sp, i, DimOr(xd, i + 2), false));
-      if (g.out >= 0) out[i + 2] = ir::Dim::Known(g.out);
+      if (g.out >= 0) {
+        out[i + 2] = ir::Dim::Known(g.out);
+      } else if (xd && i + 2 < xd->size()) {
+        out[i + 2] = SymbolicWindowDim((*xd)[i + 2], a.sp, i, false);
+      }
     }
   }
   ctx.set_output(0, out_dtype, out);

@@ -39,6 +39,16 @@ struct AxisGeometry {
 // ceil_mode only matters for the pools (opset 10+): a window that would start
 // inside the end padding is dropped, as PyTorch and onnxruntime do.
 Result<AxisGeometry> ForwardAxis(const ir::Node& node, const SpatialAttrs& a, size_t axis, int64_t in, bool ceil_mode);
+// The output dim of `axis` for an input dim not known at load time, in
+// terms of its name: with a named input dim P, the output keeps P where the
+// window preserves the size (stride 1, pads covering the dilated kernel)
+// and is otherwise named by a canonical formula ("floor((P-1)/2)+1"), so
+// two windows that give the same size from P, such as a 3x3 stride-2 conv
+// padded by 1 and a 1x1 stride-2 one, give the same name. Passes may then
+// prove two dynamic shapes equal (a residual Add of a ResNet-like block).
+// An unnamed input dim, or a pool's ceil_mode with stride > 1, gives an
+// unnamed, unknown dim. `a` must be resolved (ResolveSpatial).
+ir::Dim SymbolicWindowDim(const ir::Dim& in, const SpatialAttrs& a, size_t axis, bool ceil_mode);
 // Every axis; in_spatial entries < 0 are unknown.
 Result<std::vector<AxisGeometry>> ForwardGeometry(const ir::Node& node, const SpatialAttrs& a,
                                                   const std::vector<int64_t>& in_spatial, bool ceil_mode);

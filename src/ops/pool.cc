@@ -73,7 +73,8 @@ Status InferWindowPool(InferContext& ctx, bool is_max) {
     for (size_t i = 2; i < xd->size(); ++i) in.push_back((*xd)[i].known() ? (*xd)[i].value : -1);
     KILN_ASSIGN_OR_RETURN(std::vector<AxisGeometry> geo, PoolGeometry(ctx.node(), a, in));
     out = ir::Dims{(*xd)[0], (*xd)[1]};
-    for (const auto& g : geo) out->push_back(g.out >= 0 ? ir::Dim::Known(g.out) : ir::Dim{});
+    for (size_t i = 0; i < geo.size(); ++i)
+      out->push_back(geo[i].out >= 0 ? ir::Dim::Known(geo[i].out) : SymbolicWindowDim((*xd)[i + 2], a.sp, i, a.ceil_mode));
   } else if (a.sp.kernel_shape.empty()) {
     return ctx.Error("attribute kernel_shape is required");
   }

@@ -7,8 +7,9 @@
 //   Conv / FusedConv(no act, no Z) + Add(z) [+ act]  ->  FusedConv(X, W, B, z)  act
 //
 // Preconditions: the convolution's output feeds only the Add and is no graph
-// output; the convolution's output and z have the same static shape (Z does
-// not broadcast); float32; the activation pattern obeys activation_match.h.
+// output; the convolution's output and z provably have the same shape (Z
+// does not broadcast): static, or dynamic dims of the same name
+// (graph_util.h); float32; the activation pattern obeys activation_match.h.
 // Runs after fuse_conv_activation, which takes a Conv's activation when no
 // Add sits in between.
 // Invariants: the fused node takes the convolution's name and the output
@@ -42,9 +43,7 @@ Result<bool> FuseResidualAdd(ir::Graph& g, PassContext& ctx) {
     if (add.op_type != "Add" || !IsDefaultDomain(add) || add.inputs.size() != 2 || !add.HasOutput(0)) return false;
     const std::string z = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
     if (z.empty() || z == y) return false;
-    auto ys = StaticShape(types, y);
-    auto zs = StaticShape(types, z);
-    if (!ys || !zs || *ys != *zs || DTypeOf(types, y) != DType::kFloat32 || DTypeOf(types, z) != DType::kFloat32) return false;
+    if (!ProvablySameShape(types, y, z) || DTypeOf(types, y) != DType::kFloat32 || DTypeOf(types, z) != DType::kFloat32) return false;
     if (!ctx.ImportKilnDomain()) return false;
 
     ir::Node f = conv;

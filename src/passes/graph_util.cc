@@ -114,6 +114,17 @@ std::optional<Shape> StaticShape(const TypeMap& types, const std::string& v) {
   return s;
 }
 
+bool ProvablySameShape(const TypeMap& types, const std::string& a, const std::string& b) {
+  auto da = DimsOf(types, a), db = DimsOf(types, b);
+  if (!da || !db || da->size() != db->size()) return false;
+  for (size_t i = 0; i < da->size(); ++i) {
+    const ir::Dim &x = (*da)[i], &y = (*db)[i];
+    const bool same = x.known() ? y.known() && x.value == y.value : !y.known() && !x.param.empty() && x.param == y.param;
+    if (!same) return false;
+  }
+  return true;
+}
+
 namespace {
 
 void CollectNames(const ir::Graph& g, std::set<std::string>& used) {

@@ -62,6 +62,10 @@ DType DTypeOf(const TypeMap& types, const std::string& v);
 std::optional<ir::Dims> DimsOf(const TypeMap& types, const std::string& v);
 // The shape when every dim is known.
 std::optional<Shape> StaticShape(const TypeMap& types, const std::string& v);
+// Whether a and b have the same shape on every run: the same rank, and each
+// dim pair known and equal or named by the same dim_param (a name means one
+// value per run; ops/conv.h names the dims convolutions derive from one).
+bool ProvablySameShape(const TypeMap& types, const std::string& a, const std::string& b);
 
 // Names not used anywhere in the graph or its subgraphs.
 class NameSet {

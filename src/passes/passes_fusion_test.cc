@@ -3,6 +3,7 @@
 // checks the ops after and the outputs on the reference provider, and the
 // negative cases: a value with another reader, a graph output, a broadcast.
 #include "ops/fused.h"
+#include "passes/graph_util.h"
 #include "passes/pass_test_util.h"
 
 namespace kiln::passes::testing {
@@ -346,13 +347,49 @@ TEST(PassesFuseResidualAdd, BroadcastingAddIsNotFused) {
   ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"Conv", "Add"});
 }
 
-TEST(PassesFuseResidualAdd, DynamicShapesAreNotFused) {
+TEST(PassesFuseResidualAdd, DynamicDimsOfTheSameNameFuse) {
+  // A 3x3 conv padded by 1 keeps H and W: its output [N,4,H,W] is z's shape
+  // on every run.
   ir::GraphBuilder b(17);
   const ir::Dims d = {ir::Dim::Symbol("N"), ir::Dim::Known(3), ir::Dim::Symbol("H"), ir::Dim::Symbol("W")};
   auto x = b.AddInput("x", DType::kFloat32, d);
   auto z = b.AddInput("z", DType::kFloat32, ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(4), ir::Dim::Symbol("H"), ir::Dim::Symbol("W")});
   b.AddOutput(b.AddNode("Add", {AddConv(b, x), z}));
-  ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"Conv", "Add"}, {{"x", {1, 3, 6, 6}}, {"z", {1, 4, 6, 6}}});
+  ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"FusedConv"}, {{"x", {2, 3, 6, 7}}, {"z", {2, 4, 6, 7}}});
+}
+
+TEST(PassesFuseResidualAdd, DynamicDimsNotProvablyEqualAreNotFused) {
+  // z's dims have other names (they may broadcast: 1 against H), or none.
+  for (const ir::Dims& zd : {ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(4), ir::Dim::Symbol("Hz"), ir::Dim::Symbol("W")},
+                             ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(4), ir::Dim{}, ir::Dim{}}}) {
+    ir::GraphBuilder b(17);
+    auto x = b.AddInput("x", DType::kFloat32, ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(3), ir::Dim::Symbol("H"), ir::Dim::Symbol("W")});
+    auto z = b.AddInput("z", DType::kFloat32, zd);
+    b.AddOutput(b.AddNode("Add", {AddConv(b, x), z}));
+    ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"Conv", "Add"}, {{"x", {1, 3, 6, 6}}, {"z", {1, 4, 1, 6}}});
+  }
+}
+
+TEST(PassesFuseResidualAdd, StridedConvsDeriveTheSameDimNames) {
+  // A ResNet downsampling block: the 3x3 stride-2 conv padded by 1 and the
+  // 1x1 stride-2 shortcut both give floor((H-1)/2)+1 rows from H rows.
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(3), ir::Dim::Symbol("H"), ir::Dim::Symbol("W")});
+  auto w3 = b.AddRandomInitializer("w3", DType::kFloat32, {4, 3, 3, 3}, -0.5, 0.5);
+  auto w1 = b.AddRandomInitializer("w1", DType::kFloat32, {4, 3, 1, 1}, -0.5, 0.5);
+  auto main = b.AddNode("Conv", {x, w3}, {Attribute::Ints("pads", {1, 1, 1, 1}), Attribute::Ints("strides", {2, 2})}, "main");
+  auto shortcut = b.AddNode("Conv", {x, w1}, {Attribute::Ints("strides", {2, 2})}, "shortcut");
+  b.AddOutput(b.AddNode("Add", {main, shortcut}));
+  const ir::Model m = BuildOrDie(b);
+  const TypeMap types = InferTypes(m);
+  auto dims = DimsOf(types, main);
+  ASSERT_TRUE(dims.has_value());
+  EXPECT_EQ((*dims)[2].param, "floor((H-1)/2)+1");
+  EXPECT_EQ((*dims)[3].param, "floor((W-1)/2)+1");
+  EXPECT_TRUE(ProvablySameShape(types, main, shortcut));
+  // Odd and even sizes: both branches agree on every run.
+  for (const Shape& xs : {Shape{1, 3, 7, 9}, Shape{2, 3, 8, 6}})
+    ExpectRewrite(m, OptLevel::kExtended, {"Conv", "FusedConv"}, {{"x", xs}});
 }
 
 TEST(PassesFuseResidualAdd, ConvActivationThenAddTakesNoResidual) {
