@@ -1,7 +1,7 @@
 // fuse_separable_conv on small MobileNet-like blocks: what fuses (with and
 // without expansion, strided, 5x5, with a residual), what must not (an
-// intermediate read twice or returned, weights that are not constant), and
-// KILN_FUSE_SEPARABLE=0. Fused graphs give the unfused outputs on the
+// intermediate read twice or returned, weights that are not constant),
+// dynamic shapes, and KILN_FUSE_SEPARABLE=0. Fused graphs give the unfused outputs on the
 // reference provider.
 #include <cstdlib>
 
@@ -43,9 +43,11 @@ std::string Depthwise(ir::GraphBuilder& b, const std::string& x, int64_t m, int6
 
 // MobileNetV2's inverted residual: expand c -> 4c, Relu6, depthwise, Relu6,
 // project back to `cout`, plus x when the shapes allow.
-ir::Model InvertedResidual(int64_t c, int64_t cout, int64_t k, int64_t stride, bool residual) {
+// `dynamic`: x is [N, c, H, W] (named dims) instead of [1, c, 10, 10].
+ir::Model InvertedResidual(int64_t c, int64_t cout, int64_t k, int64_t stride, bool residual, bool dynamic = false) {
   ir::GraphBuilder b(17);
-  auto x = b.AddInput("x", DType::kFloat32, Shape{1, c, 10, 10});
+  auto x = dynamic ? b.AddInput("x", DType::kFloat32, ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(c), ir::Dim::Symbol("H"), ir::Dim::Symbol("W")})
+                   : b.AddInput("x", DType::kFloat32, Shape{1, c, 10, 10});
   auto h = Relu6(b, Pointwise(b, x, c, 4 * c, "expand"));
   auto d = Relu6(b, Depthwise(b, h, 4 * c, k, stride, "dw"));
   auto y = Pointwise(b, d, 4 * c, cout, "project");
@@ -119,6 +121,23 @@ TEST(PassesFuseSeparableConv, DepthwisePairWithoutExpansion) {
   EXPECT_EQ(f.inputs[ops::kSepX], Only(opt, "FusedConv").outputs[0]);
 }
 
+TEST(PassesFuseSeparableConv, DynamicShapesFuseBlocksWithExpansion) {
+  // The residual Add fuses too: expansion and depthwise keep N, H and W.
+  for (int64_t stride : {1, 2}) {
+    ir::Model opt = ExpectRewrite(InvertedResidual(8, 8, 3, stride, stride == 1, true), OptLevel::kExtended, {"FusedSeparableConv"},
+                                  {{"x", {2, 8, 7, 9}}});
+    EXPECT_EQ(Only(opt, "FusedSeparableConv").inputs.size(), stride == 1 ? 8u : 7u);
+  }
+}
+
+TEST(PassesFuseSeparableConv, DynamicShapesLeaveAPairWithoutExpansion) {
+  // See Match: PP-OCRv4's pairs ran faster unfused.
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, ir::Dims{ir::Dim::Symbol("N"), ir::Dim::Known(8), ir::Dim::Symbol("H"), ir::Dim::Symbol("W")});
+  b.AddOutput(Pointwise(b, Relu6(b, Depthwise(b, x, 8, 3, 1, "dw")), 8, 16, "project"));
+  ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"FusedConv", "Conv"}, {{"x", {1, 8, 6, 6}}});
+}
+
 TEST(PassesFuseSeparableConv, ExpansionReadTwiceLeavesThePair) {
   ir::GraphBuilder b(17);
   auto x = b.AddInput("x", DType::kFloat32, Shape{1, 4, 8, 8});
@@ -180,6 +199,32 @@ TEST(PassesFuseSeparableConv, FusedGraphOnCpuMatchesReference) {
       ASSERT_EQ((*got)[o].shape(), want[o].shape());
       for (int64_t i = 0; i < want[o].numel(); ++i)
         ASSERT_NEAR((*got)[o].GetAsDouble(i), want[o].GetAsDouble(i), 1e-4) << "output " << o << " at " << i;
+    }
+  }
+}
+
+// A dynamic block on the cpu provider: its kernel is built per input shape
+// (and reused when a shape comes back); each run against the reference.
+TEST(PassesFuseSeparableConv, DynamicFusedGraphOnCpuMatchesReferenceAtEachShape) {
+  for (int64_t stride : {1, 2}) {
+    const ir::Model m = InvertedResidual(16, 16, 3, stride, stride == 1, true);
+    ir::Model opt = Optimized(m, OptLevel::kExtended);
+    ASSERT_EQ(CountOp(opt, "FusedSeparableConv"), 1u);
+    SessionOptions options;
+    options.provider = "cpu";
+    options.opt_level = "disable";
+    options.threads = 2;
+    auto s = CreateSessionFromModel(opt, options);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    for (const Shape& xs : {Shape{1, 16, 10, 10}, Shape{2, 16, 7, 13}, Shape{1, 16, 1, 5}, Shape{1, 16, 10, 10}}) {
+      const auto feeds = SeededInputs(m, 11, {{"x", xs}});
+      const auto want = RunReference(m, feeds);
+      auto got = (*s)->Run(feeds);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      ASSERT_EQ(got->size(), 1u);
+      ASSERT_EQ((*got)[0].shape(), want[0].shape());
+      for (int64_t i = 0; i < want[0].numel(); ++i)
+        ASSERT_NEAR((*got)[0].GetAsDouble(i), want[0].GetAsDouble(i), 1e-4) << ShapeToString(xs) << " stride " << stride << " at " << i;
     }
   }
 }
