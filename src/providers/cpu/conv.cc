@@ -125,6 +125,7 @@ class ConvKernel {
     auto it = cache_.find(x);
     if (it != cache_.end()) return it->second;
     KILN_ASSIGN_OR_RETURN(auto p, Build(x));
+    if (cache_.size() >= kMaxCachedShapes) cache_.clear();  // runs holding one keep it alive
     cache_[x] = p;
     return p;
   }

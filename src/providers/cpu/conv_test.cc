@@ -15,6 +15,7 @@
 #include "ir/builder.h"
 #include "ops/fused.h"
 #include "providers/cpu/cpu_test_util.h"
+#include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/direct_conv.h"
 #include "runtime/session_internal.h"
 
@@ -360,6 +361,35 @@ TEST(CpuConv, DynamicShapesRebuildPerShape) {
     ir::SeededRng rng(9);
     Built built{*m, {{"x", *ir::RandomTensor(DType::kFloat32, s, rng, -1, 1)}}};
     ExpectCpuMatchesReference(built, ShapeToString(s));
+  }
+}
+
+// One session fed more input sizes than the kernel keeps built
+// (kMaxCachedShapes): the cache starts over and every size still computes
+// the reference's values, the first one again at the end.
+TEST(CpuConv, ManyDynamicShapesInOneSession) {
+  ir::GraphBuilder b(17, "main", 3);
+  auto x = b.AddInput("x", DType::kFloat32, ir::Dims{ir::Dim::Known(1), ir::Dim::Known(8), ir::Dim::Known(4), ir::Dim::Symbol("W")});
+  auto w = b.AddRandomInitializer("w", DType::kFloat32, {16, 8, 3, 3}, -1, 1);
+  b.AddOutput(b.AddNode("Conv", {x, w}, {Attribute::Ints("pads", {1, 1, 1, 1})}));
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok());
+  SessionOptions o;
+  o.provider = "cpu";
+  o.threads = 1;
+  auto cpu = CreateSessionFromModel(*m, o);
+  auto ref = CreateSessionFromModel(*m);
+  ASSERT_TRUE(cpu.ok() && ref.ok());
+  std::vector<int64_t> widths;
+  for (int64_t wd = 1; wd <= static_cast<int64_t>(cpu::kMaxCachedShapes) + 8; ++wd) widths.push_back(wd);
+  widths.push_back(1);
+  for (int64_t wd : widths) {
+    ir::SeededRng rng(static_cast<uint64_t>(wd));
+    const std::map<std::string, Tensor> feeds = {{"x", *ir::RandomTensor(DType::kFloat32, {1, 8, 4, wd}, rng, -1, 1)}};
+    auto got = (*cpu)->Run(feeds);
+    auto want = (*ref)->Run(feeds);
+    ASSERT_TRUE(got.ok() && want.ok()) << "width " << wd;
+    cpu::testing::ExpectClose((*got)[0], (*want)[0], "width " + std::to_string(wd));
   }
 }
 

@@ -129,6 +129,7 @@ class SeparableKernel {
     auto it = cache_.find(x);
     if (it != cache_.end()) return it->second;
     KILN_ASSIGN_OR_RETURN(auto b, Build(node_, spec_, x));
+    if (cache_.size() >= kMaxCachedShapes) cache_.clear();  // runs holding one keep it alive
     cache_[x] = b;
     return b;
   }
