@@ -177,6 +177,30 @@ TEST(PassesFuseSeparableConv, WeightsThatAreNotConstantDoNotFuse) {
   ExpectRewrite(BuildOrDie(b), OptLevel::kExtended, {"FusedConv", "Conv", "Conv"});
 }
 
+// The optimized graph `opt` on a cpu session of `threads` threads, run as is.
+std::unique_ptr<Session> CpuSession(const ir::Model& opt, int threads) {
+  SessionOptions options;
+  options.provider = "cpu";
+  options.opt_level = "disable";
+  options.threads = threads;
+  auto s = CreateSessionFromModel(opt, options);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+// The session's outputs on `feeds` against the unfused model `m` on the reference.
+void ExpectMatchesReference(Session& s, const ir::Model& m, const std::map<std::string, Tensor>& feeds, const std::string& what) {
+  const auto want = RunReference(m, feeds);
+  auto got = s.Run(feeds);
+  ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
+  ASSERT_EQ(got->size(), want.size()) << what;
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ((*got)[o].shape(), want[o].shape()) << what;
+    for (int64_t i = 0; i < want[o].numel(); ++i)
+      ASSERT_NEAR((*got)[o].GetAsDouble(i), want[o].GetAsDouble(i), 1e-4) << what << ": output " << o << " at " << i;
+  }
+}
+
 // The fused graph on the cpu provider (its kernel for the op, or the
 // composition of its FusedConv kernels where that declines) against the
 // unfused graph on the reference.
@@ -184,22 +208,9 @@ TEST(PassesFuseSeparableConv, FusedGraphOnCpuMatchesReference) {
   for (const ir::Model& m : {InvertedResidual(8, 8, 3, 1, true), InvertedResidual(8, 16, 3, 2, false), InvertedResidual(4, 4, 5, 1, true)}) {
     ir::Model opt = Optimized(m, OptLevel::kExtended);
     ASSERT_EQ(CountOp(opt, "FusedSeparableConv"), 1u);
-    const auto feeds = SeededInputs(m, 7);
-    const auto want = RunReference(m, feeds);
-    SessionOptions options;
-    options.provider = "cpu";
-    options.opt_level = "disable";
-    options.threads = 1;
-    auto s = CreateSessionFromModel(opt, options);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    auto got = (*s)->Run(feeds);
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
-    ASSERT_EQ(got->size(), want.size());
-    for (size_t o = 0; o < want.size(); ++o) {
-      ASSERT_EQ((*got)[o].shape(), want[o].shape());
-      for (int64_t i = 0; i < want[o].numel(); ++i)
-        ASSERT_NEAR((*got)[o].GetAsDouble(i), want[o].GetAsDouble(i), 1e-4) << "output " << o << " at " << i;
-    }
+    auto s = CpuSession(opt, 1);
+    ASSERT_NE(s, nullptr);
+    ExpectMatchesReference(*s, m, SeededInputs(m, 7), "static");
   }
 }
 
@@ -210,22 +221,10 @@ TEST(PassesFuseSeparableConv, DynamicFusedGraphOnCpuMatchesReferenceAtEachShape)
     const ir::Model m = InvertedResidual(16, 16, 3, stride, stride == 1, true);
     ir::Model opt = Optimized(m, OptLevel::kExtended);
     ASSERT_EQ(CountOp(opt, "FusedSeparableConv"), 1u);
-    SessionOptions options;
-    options.provider = "cpu";
-    options.opt_level = "disable";
-    options.threads = 2;
-    auto s = CreateSessionFromModel(opt, options);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    for (const Shape& xs : {Shape{1, 16, 10, 10}, Shape{2, 16, 7, 13}, Shape{1, 16, 1, 5}, Shape{1, 16, 10, 10}}) {
-      const auto feeds = SeededInputs(m, 11, {{"x", xs}});
-      const auto want = RunReference(m, feeds);
-      auto got = (*s)->Run(feeds);
-      ASSERT_TRUE(got.ok()) << got.status().ToString();
-      ASSERT_EQ(got->size(), 1u);
-      ASSERT_EQ((*got)[0].shape(), want[0].shape());
-      for (int64_t i = 0; i < want[0].numel(); ++i)
-        ASSERT_NEAR((*got)[0].GetAsDouble(i), want[0].GetAsDouble(i), 1e-4) << ShapeToString(xs) << " stride " << stride << " at " << i;
-    }
+    auto s = CpuSession(opt, 2);
+    ASSERT_NE(s, nullptr);
+    for (const Shape& xs : {Shape{1, 16, 10, 10}, Shape{2, 16, 7, 13}, Shape{1, 16, 1, 5}, Shape{1, 16, 10, 10}})
+      ExpectMatchesReference(*s, m, SeededInputs(m, 11, {{"x", xs}}), ShapeToString(xs) + " stride " + std::to_string(stride));
   }
 }
 
