@@ -122,7 +122,8 @@ class SeparableKernel {
 
  private:
   // A dynamic input's kernels are built at the first run of each shape and
-  // kept (packing the weights again per shape, as the cpu Conv does).
+  // kept, the last kMaxCachedShapes of them (each packs the weights again,
+  // as the cpu Conv's primitives do).
   Result<std::shared_ptr<const Built>> Get(const Shape& x) const {
     if (static_ && static_->x == x) return static_;  // set before any run, never changed: no lock
     std::lock_guard<std::mutex> lock(mu_);

@@ -62,8 +62,10 @@ template <bool kCheck>
 __attribute__((target("avx512f"))) inline void TransformWindow(const float* x, const WinogradShape& s, int64_t iy0, int64_t ix0,
                                                                int64_t cv, float* out, int64_t e_stride) {
   const __mmask16 mask = TailMask(s.ic, cv);
-  // Strides in locals: read through `s` they are reloaded after every store
-  // (the compiler cannot rule out that `out` aliases them).
+  // Strides in locals, and plain loads below where all 16 channels exist:
+  // the loop had reloaded s's strides and multiplied them per load, and
+  // masked loads from memory issue more slowly on this AMD core. Together
+  // (not measured apart) a 3x3 96->24 at 160x160 went 4.68 -> 3.86 ms.
   const int64_t ih = s.ih, iw = s.iw, ic = s.ic;
   const float* corner = x + 16 * cv;  // offset below by the window position, only where it is inside
   __m512 col[6], r[6], t1[6][6];
@@ -73,8 +75,6 @@ __attribute__((target("avx512f"))) inline void TransformWindow(const float* x, c
     for (int i = 0; i < 6; ++i) {
       const int64_t iy = iy0 + i, ix = ix0 + j;
       const bool inside = !kCheck || (iy >= 0 && iy < ih && ix >= 0 && ix < iw);
-      // A plain load where all 16 channels exist: masked loads from memory
-      // issue more slowly on this AMD core.
       const float* p = corner + (iy * iw + ix) * ic;
       col[i] = !inside ? _mm512_setzero_ps() : mask == 0xFFFF ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask, p);
     }
