@@ -36,9 +36,7 @@
 // outputs (direct_conv.h). Each header says where it beats oneDNN.
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,6 +49,7 @@
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/parallel.h"
+#include "providers/cpu/shape_cache.h"
 
 namespace kiln::cpu {
 namespace {
@@ -121,13 +120,7 @@ class ConvKernel {
 
   Result<std::shared_ptr<const ConvPrimitive>> Get(const Shape& x) {
     if (static_ && x == static_shape_) return static_;  // set before any run, never changed: no lock
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(x);
-    if (it != cache_.end()) return it->second;
-    KILN_ASSIGN_OR_RETURN(auto p, Build(x));
-    if (cache_.size() >= kMaxCachedShapes) cache_.clear();  // runs holding one keep it alive
-    cache_[x] = p;
-    return p;
+    return cache_.Get(x, [this](const Shape& s) { return Build(s); });
   }
 
   // The primitive for the shape known at session creation, built now.
@@ -338,8 +331,7 @@ class ConvKernel {
   ops::ActivationAttrs act_;
   bool residual_;
   Tensor w_, b_;
-  std::mutex mu_;
-  std::map<Shape, std::shared_ptr<const ConvPrimitive>> cache_;
+  ShapeCache<ConvPrimitive> cache_;
   std::shared_ptr<const ConvPrimitive> static_;
   Shape static_shape_;
   // The same Conv at unit stride, for strided 1x1 kernels (see Build).

@@ -15,8 +15,8 @@
 #include "ir/builder.h"
 #include "ops/fused.h"
 #include "providers/cpu/cpu_test_util.h"
-#include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/direct_conv.h"
+#include "providers/cpu/shape_cache.h"
 #include "runtime/session_internal.h"
 
 namespace kiln {

@@ -44,9 +44,7 @@
 // (0.42 and 0.59 at 2 threads; per-node minimum of 4 alternated runs).
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,6 +55,7 @@
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/parallel.h"
+#include "providers/cpu/shape_cache.h"
 
 namespace kiln::cpu {
 namespace {
@@ -89,13 +88,7 @@ class ConvTransposeKernel {
 
   // Unimplemented when oneDNN cannot express this shape's geometry.
   Result<std::shared_ptr<const DeconvPrimitive>> Get(const Shape& x) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(x);
-    if (it != cache_.end()) return it->second;
-    KILN_ASSIGN_OR_RETURN(auto p, Build(x));
-    if (cache_.size() >= kMaxCachedShapes) cache_.clear();  // runs holding one keep it alive
-    cache_[x] = p;
-    return p;
+    return cache_.Get(x, [this](const Shape& s) { return Build(s); });
   }
 
   Status Run(runtime::KernelContext& ctx) {
@@ -331,8 +324,7 @@ class ConvTransposeKernel {
   ops::ConvTransposeAttrs attrs_;
   ops::ActivationAttrs act_;
   Tensor w_, b_;
-  std::mutex mu_;
-  std::map<Shape, std::shared_ptr<const DeconvPrimitive>> cache_;
+  ShapeCache<DeconvPrimitive> cache_;
 };
 
 Result<runtime::Kernel> MakeConvTranspose(const runtime::KernelInit& init, bool fused) {

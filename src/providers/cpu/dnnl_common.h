@@ -59,12 +59,6 @@ void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
 // pool and its barriers cost more than they save on it (a 2-thread run of a
 // small model was slower than a 1-thread one).
 inline constexpr double kSerialFlops = 4e6;
-
-// Most input shapes a conv kernel keeps built (primitives, packed weights)
-// for a dynamic input; beyond, the cache starts over. An OCR recognizer fed
-// text lines of every width would otherwise keep one packed copy of its
-// weights per width for the session's life.
-inline constexpr size_t kMaxCachedShapes = 32;
 class SerialScope {
  public:
   explicit SerialScope(bool serial);

@@ -13,9 +13,7 @@
 // reads it (KernelContext::input_exclusive).
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "ops/conv.h"
@@ -24,6 +22,7 @@
 #include "providers/cpu/families.h"
 #include "providers/cpu/register.h"
 #include "providers/cpu/separable_conv.h"
+#include "providers/cpu/shape_cache.h"
 #include "runtime/compose_separable.h"
 
 namespace kiln::cpu {
@@ -122,24 +121,17 @@ class SeparableKernel {
 
  private:
   // A dynamic input's kernels are built at the first run of each shape and
-  // kept, the last kMaxCachedShapes of them (each packs the weights again,
-  // as the cpu Conv's primitives do).
+  // kept (shape_cache.h; each packs the weights again, as the cpu Conv's
+  // primitives do).
   Result<std::shared_ptr<const Built>> Get(const Shape& x) const {
     if (static_ && static_->x == x) return static_;  // set before any run, never changed: no lock
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(x);
-    if (it != cache_.end()) return it->second;
-    KILN_ASSIGN_OR_RETURN(auto b, Build(node_, spec_, x));
-    if (cache_.size() >= kMaxCachedShapes) cache_.clear();  // runs holding one keep it alive
-    cache_[x] = b;
-    return b;
+    return cache_.Get(x, [this](const Shape& s) { return Build(node_, spec_, s); });
   }
 
   const ir::Node node_;
   const BlockSpec spec_;
   std::shared_ptr<const Built> static_;
-  mutable std::mutex mu_;
-  mutable std::map<Shape, std::shared_ptr<const Built>> cache_;
+  mutable ShapeCache<Built> cache_;
 };
 
 // A constant float32 tensor of `shape` in slot i, or null.
