@@ -16,7 +16,7 @@
 // Winograd: a 3x3, stride-1, undilated, ungrouped Conv runs kiln's own
 // Winograd kernel (winograd.h) where its rule prefers it (at least 24 input
 // channels, outputs of 20x20 and more, channels not too wide; 0.5-0.7x
-// oneDNN's direct time there). Elsewhere, with at least 32 input and output
+// oneDNN's direct time there; 2x2 tiles from 12x12 with 64-256 channels). Elsewhere, with at least 32 input and output
 // channels, it runs oneDNN's Winograd kernel (F(2,3) or F(4,3), oneDNN's
 // choice), which needs 2.25-4x fewer multiplies. That one works on oneDNN's
 // blocked layout only (nChw16c): src is reordered in, and the result
@@ -27,8 +27,9 @@
 // 0.42-0.65x the direct kernel's time from 32 to 256 channels, 0.77x at 24,
 // 0.9-1.3x at 12-16 (hence the 32 floor), 0.85x at 512 channels on 7x7.
 // Its error against the direct kernel was ~2e-6 relative. KILN_CPU_WINOGRAD=0
-// turns both off, =onednn leaves oneDNN's only, =kiln hands kiln's kernel
-// every shape it can run (for A/B timing and tests).
+// turns both off, =onednn leaves oneDNN's only, =kiln / =kiln2 hand kiln's
+// kernel every shape it can run, with 4x4 / 2x2 tiles (for A/B timing and
+// tests).
 //
 // kiln's own kernels also take, in this order after Winograd: an unpadded
 // stride-1 1x1 with more than 128 input channels (pointwise_conv.h; a
@@ -237,8 +238,8 @@ class ConvKernel {
     if (g == 1 && ws[2] == 3 && ws[3] == 3 && attrs_.sp.strides[0] == 1 && attrs_.sp.strides[1] == 1 && attrs_.sp.dilations[0] == 1 &&
         attrs_.sp.dilations[1] == 1) {
       const WinogradShape wg{x[0], x[2], x[3], x[1], geo[0].out, geo[1].out, ws[0], geo[0].pad_begin, geo[1].pad_begin};
-      if (WinogradConv::Preferred(wg)) {
-        p->winograd = std::make_shared<const WinogradConv>(wg, w_.data<float>(), bias, act_);
+      if (const int tile = WinogradConv::PreferredTile(wg)) {
+        p->winograd = std::make_shared<const WinogradConv>(wg, tile, w_.data<float>(), bias, act_);
         return std::shared_ptr<const ConvPrimitive>(p);
       }
     }

@@ -227,9 +227,10 @@ TEST(CpuFusedConv, WinogradEveryActivationAndResidual) {
                            });
 }
 
-// kiln's own Winograd kernel (winograd.h; KILN_CPU_WINOGRAD=kiln hands it
-// every 3x3 stride-1 ungrouped undilated Conv) on the attribute grid, the
-// oneDNN Winograd cases and a shape its default rule picks, with every
+// kiln's own Winograd kernel (winograd.h; KILN_CPU_WINOGRAD=kiln / kiln2
+// hand it every 3x3 stride-1 ungrouped undilated Conv, with 4x4 / 2x2
+// output tiles) on the attribute grid, the oneDNN Winograd cases and shapes
+// its default rule picks (one per tile), with every
 // fused activation, post_affine and a residual. Each case also runs with
 // Winograd off (KILN_CPU_WINOGRAD=0); both must match the reference, and
 // some outputs must differ in their bits (Winograd rounds differently),
@@ -242,15 +243,18 @@ TEST(CpuFusedConv, KilnWinogradEveryActivationAndResidual) {
       c.atol = std::max(c.atol, 1e-4);  // Winograd's rounding, as ConvCase::atol says
       cases.push_back(c);
     }
-  cases.push_back({"24->40 3x3 pad 1 at 21x23 (default rule)", {1, 24, 21, 23}, {40, 24, 3, 3}, {ints("pads", {1, 1, 1, 1})}, true, 1e-4});
+  cases.push_back({"24->40 3x3 pad 1 at 21x23 (default rule: 4x4 tiles)", {1, 24, 21, 23}, {40, 24, 3, 3}, {ints("pads", {1, 1, 1, 1})}, true, 1e-4});
+  cases.push_back({"64->80 3x3 pad 1 at 13x14 (default rule: 2x2 tiles)", {1, 64, 13, 14}, {80, 64, 3, 3}, {ints("pads", {1, 1, 1, 1})}, true, 1e-4});
   const std::vector<ops::ActivationAttrs> acts = {
       {ops::Activation::kNone, 0, 0},      {ops::Activation::kRelu, 0, 0},    {ops::Activation::kSiLU, 0, 0},
       {ops::Activation::kHardSwish, 0, 0}, {ops::Activation::kSiLU, 0, 0, 0.5f, -0.25f},
   };
-  int64_t differing = 0;
-  ForEachFusedCaseBothWays(cases, acts, "KILN_CPU_WINOGRAD", {"0", "no Winograd"}, {"kiln", "kiln Winograd"},
-                           [&](const std::string&, const Tensor& plain, const Tensor& wino) { differing += !SameBits(plain, wino); });
-  if (cpu::DirectConv::Available()) EXPECT_GT(differing, 0) << "no case computed differently: did the kiln Winograd kernel run?";
+  for (const char* mode : {"kiln", "kiln2"}) {
+    int64_t differing = 0;
+    ForEachFusedCaseBothWays(cases, acts, "KILN_CPU_WINOGRAD", {"0", "no Winograd"}, {mode, mode},
+                             [&](const std::string&, const Tensor& plain, const Tensor& wino) { differing += !SameBits(plain, wino); });
+    if (cpu::DirectConv::Available()) EXPECT_GT(differing, 0) << mode << ": no case computed differently: did the kiln Winograd kernel run?";
+  }
 }
 
 // kiln's own direct kernel (direct_conv.h; KILN_CPU_DIRECT=all hands it

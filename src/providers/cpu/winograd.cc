@@ -30,11 +30,17 @@ __mmask16 TailMask(int64_t channels, int64_t vec) {
   return static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
 }
 
-// The F(4x4, 3x3) transforms (Lavin and Gray, interpolation points 0, +-1,
-// +-2 and infinity), applied along one dimension to 16 channels at a time.
+// The 1-D transforms along one dimension, 16 channels at a time, for a
+// tile of kA inputs: F(4, 3) (kA = 6; Lavin and Gray, interpolation points
+// 0, +-1, +-2 and infinity) and F(2, 3) (kA = 4; points 0, +-1, infinity).
+template <int kA>
+void InputTransform(const __m512 d[kA], __m512 r[kA]);
+template <int kA>
+void OutputTransform(const __m512 m[kA], __m512 o[kA - 2]);
 
 // r = B^T d: a 6-value input column or row.
-__attribute__((target("avx512f"))) inline void InputTransform(const __m512 d[6], __m512 r[6]) {
+template <>
+__attribute__((target("avx512f"))) inline void InputTransform<6>(const __m512 d[6], __m512 r[6]) {
   const __m512 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f), two = _mm512_set1_ps(2.f);
   r[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));                         // 4d0 - 5d2 + d4
   r[1] = _mm512_fnmadd_ps(four, _mm512_add_ps(d[1], d[2]), _mm512_add_ps(d[3], d[4]));           // -4d1 - 4d2 + d3 + d4
@@ -45,7 +51,8 @@ __attribute__((target("avx512f"))) inline void InputTransform(const __m512 d[6],
 }
 
 // o = A^T m: 6 products to 4 outputs.
-__attribute__((target("avx512f"))) inline void OutputTransform(const __m512 m[6], __m512 o[4]) {
+template <>
+__attribute__((target("avx512f"))) inline void OutputTransform<6>(const __m512 m[6], __m512 o[4]) {
   const __m512 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
   const __m512 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
   o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);                                 // m0 + m1 + m2 + m3 + m4
@@ -54,11 +61,27 @@ __attribute__((target("avx512f"))) inline void OutputTransform(const __m512 m[6]
   o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);         // m1 - m2 + 8(m3 - m4) + m5
 }
 
-// The input transform of one 6x6 window at (iy0, ix0) of image x, channels
-// [16 cv, 16 cv + 16): column by column (B^T d), then row by row
-// ((B^T d) B), into out + e * e_stride for the 36 positions e. kCheck:
+// r = B^T d: a 4-value input column or row.
+template <>
+__attribute__((target("avx512f"))) inline void InputTransform<4>(const __m512 d[4], __m512 r[4]) {
+  r[0] = _mm512_sub_ps(d[0], d[2]);  // d0 - d2
+  r[1] = _mm512_add_ps(d[1], d[2]);  // d1 + d2
+  r[2] = _mm512_sub_ps(d[2], d[1]);  // d2 - d1
+  r[3] = _mm512_sub_ps(d[1], d[3]);  // d1 - d3
+}
+
+// o = A^T m: 4 products to 2 outputs.
+template <>
+__attribute__((target("avx512f"))) inline void OutputTransform<4>(const __m512 m[4], __m512 o[2]) {
+  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], m[1]), m[2]);  // m0 + m1 + m2
+  o[1] = _mm512_sub_ps(_mm512_sub_ps(m[1], m[2]), m[3]);  // m1 - m2 - m3
+}
+
+// The input transform of one kA x kA window at (iy0, ix0) of image x,
+// channels [16 cv, 16 cv + 16): column by column (B^T d), then row by row
+// ((B^T d) B), into out + e * e_stride for the kA^2 positions e. kCheck:
 // the window may cross the input's border (those values read as 0).
-template <bool kCheck>
+template <int kA, bool kCheck>
 __attribute__((target("avx512f"))) inline void TransformWindow(const float* x, const WinogradShape& s, int64_t iy0, int64_t ix0,
                                                                int64_t cv, float* out, int64_t e_stride) {
   const __mmask16 mask = TailMask(s.ic, cv);
@@ -68,35 +91,37 @@ __attribute__((target("avx512f"))) inline void TransformWindow(const float* x, c
   // (not measured apart) a 3x3 96->24 at 160x160 went 4.68 -> 3.86 ms.
   const int64_t ih = s.ih, iw = s.iw, ic = s.ic;
   const float* corner = x + 16 * cv;  // offset below by the window position, only where it is inside
-  __m512 col[6], r[6], t1[6][6];
+  __m512 col[kA], r[kA], t1[kA][kA];
 #pragma GCC unroll 6
-  for (int j = 0; j < 6; ++j) {
+  for (int j = 0; j < kA; ++j) {
 #pragma GCC unroll 6
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < kA; ++i) {
       const int64_t iy = iy0 + i, ix = ix0 + j;
       const bool inside = !kCheck || (iy >= 0 && iy < ih && ix >= 0 && ix < iw);
       const float* p = corner + (iy * iw + ix) * ic;
       col[i] = !inside ? _mm512_setzero_ps() : mask == 0xFFFF ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask, p);
     }
-    InputTransform(col, r);
+    InputTransform<kA>(col, r);
 #pragma GCC unroll 6
-    for (int i = 0; i < 6; ++i) t1[i][j] = r[i];
+    for (int i = 0; i < kA; ++i) t1[i][j] = r[i];
   }
 #pragma GCC unroll 6
-  for (int i = 0; i < 6; ++i) {
-    InputTransform(t1[i], r);
+  for (int i = 0; i < kA; ++i) {
+    InputTransform<kA>(t1[i], r);
 #pragma GCC unroll 6
-    for (int j = 0; j < 6; ++j) _mm512_storeu_ps(out + (i * 6 + j) * e_stride, r[j]);
+    for (int j = 0; j < kA; ++j) _mm512_storeu_ps(out + (i * kA + j) * e_stride, r[j]);
   }
 }
 
-// G (6x3), which takes a 3-tap kernel row or column to the 6 points.
-constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                             {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                             {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                             {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                             {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                             {0, 0, 1}};
+// G, which takes a 3-tap kernel row or column to the kA points: 6x3 for
+// F(4, 3), 4x3 for F(2, 3).
+constexpr double kG6[6][3] = {{1.0 / 4, 0, 0},
+                              {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                              {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                              {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                              {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                              {0, 0, 1}};
+constexpr double kG4[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
 
 // The transformed input and products of one block stay within this many
 // bytes (half the 1 MiB L2 of this machine's cores, leaving room for the
@@ -124,39 +149,54 @@ constexpr int64_t kPanel = kGemmTileChannels;
 // transformed weights four times the size of the kernel's) and with wide
 // channels, where a block of tiles in L2 is too small for the weights
 // streamed through it (512->512 at 7x7 2.3x).
-bool WinogradConv::Preferred(const WinogradShape& s) {
-  if (!DirectConv::Available()) return false;
+// With 2x2 output tiles (F(2x2, 3x3): 16 products per tile of 4 outputs,
+// 2.25x fewer than direct, transformed weights 16/9 the kernel's) it takes
+// 12x12 to 20x20 outputs with 64 to 256 channels each way, where 4x4 tiles
+// are too few and their weights (36/9) are read from memory at every run:
+// 256->256 at 14x14 (resnet50's layer3) 0.80 -> 0.71 ms in the model
+// at 1 thread, 0.53 -> 0.45 at 2 (per-node minima of 4 alternated runs,
+// against oneDNN's Winograd); alone, weights in cache, 128->128 at 14x14
+// 0.225 -> 0.165 ms, 96->96 at 12x12 0.070 -> 0.065. It lost at 10x10
+// (256->256 0.29 -> 0.32-0.34), with 48 channels at 16x16 (0.036 -> 0.045)
+// and was even with oneDNN at 7x7 and with 384 channels.
+int WinogradConv::PreferredTile(const WinogradShape& s) {
+  if (!DirectConv::Available()) return 0;
   const char* v = std::getenv("KILN_CPU_WINOGRAD");
   const std::string mode = v ? v : "";
-  if (mode == "0" || mode == "onednn") return false;
-  if (mode == "kiln") return true;
+  if (mode == "0" || mode == "onednn") return 0;
+  if (mode == "kiln") return 4;
+  if (mode == "kiln2") return 2;
   const int64_t icp = (s.ic + 15) / 16 * 16, ocp = (s.oc + 15) / 16 * 16;
-  return s.ic >= 24 && s.oc >= 16 && s.oh * s.ow >= 400 && icp + ocp <= 512;
+  if (s.ic >= 24 && s.oc >= 16 && s.oh * s.ow >= 400 && icp + ocp <= 512) return 4;
+  if (s.ic >= 64 && s.oc >= 64 && s.oh * s.ow >= 144 && icp + ocp <= 512) return 2;
+  return 0;
 }
 
-WinogradConv::WinogradConv(const WinogradShape& s, const float* w, const float* bias, const ops::ActivationAttrs& act)
-    : s_(s), icp_((s.ic + 15) / 16 * 16), ocp_((s.oc + 15) / 16 * 16), act_(act) {
-  tiles_y_ = (s.oh + 3) / 4;
-  tiles_x_ = (s.ow + 3) / 4;
+WinogradConv::WinogradConv(const WinogradShape& s, int tile, const float* w, const float* bias, const ops::ActivationAttrs& act)
+    : s_(s), tile_(tile), alpha_(tile + 2), icp_((s.ic + 15) / 16 * 16), ocp_((s.oc + 15) / 16 * 16), act_(act) {
+  const int64_t points = alpha_ * alpha_;
+  tiles_y_ = (s.oh + tile_ - 1) / tile_;
+  tiles_x_ = (s.ow + tile_ - 1) / tile_;
   // At least kMinBlock tiles even where they overflow L2: wide channels'
-  // transformed weights (36 * ic * oc values) are streamed once per block,
-  // and a few tiles per block would not pay for them.
-  block_ = std::clamp<int64_t>(std::max<int64_t>(kMinBlock, kBlockBytes / (36 * (icp_ + ocp_) * static_cast<int64_t>(sizeof(float)))), 1,
-                               tiles_x_ * tiles_y_);
+  // transformed weights (points * ic * oc values) are streamed once per
+  // block, and a few tiles per block would not pay for them.
+  block_ = std::clamp<int64_t>(std::max<int64_t>(kMinBlock, kBlockBytes / (points * (icp_ + ocp_) * static_cast<int64_t>(sizeof(float)))),
+                               1, tiles_x_ * tiles_y_);
   // U = G g G^T per (output, input) channel, in double, stored per
   // position e as weight panels of kPanel output channels (see kPanel).
-  u_.reset(AlignedFloats(36 * s.ic * ocp_));
+  const double(*g_rows)[3] = tile_ == 4 ? kG6 : kG4;
+  u_.reset(AlignedFloats(points * s.ic * ocp_));
   for (int64_t o = 0; o < s.oc; ++o)
     for (int64_t c = 0; c < s.ic; ++c) {
       const float* g = w + (o * s.ic + c) * 9;
       double gg[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 3; ++j) gg[i][j] = kG[i][0] * g[0 * 3 + j] + kG[i][1] * g[1 * 3 + j] + kG[i][2] * g[2 * 3 + j];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const double u = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
+      for (int i = 0; i < alpha_; ++i)
+        for (int j = 0; j < 3; ++j) gg[i][j] = g_rows[i][0] * g[0 * 3 + j] + g_rows[i][1] * g[1 * 3 + j] + g_rows[i][2] * g[2 * 3 + j];
+      for (int i = 0; i < alpha_; ++i)
+        for (int j = 0; j < alpha_; ++j) {
+          const double u = gg[i][0] * g_rows[j][0] + gg[i][1] * g_rows[j][1] + gg[i][2] * g_rows[j][2];
           const int64_t b = o / kPanel;
-          u_[(i * 6 + j) * s.ic * ocp_ + b * s.ic * kPanel + c * GemmPanelWidth(ocp_, b) + o - b * kPanel] = static_cast<float>(u);
+          u_[(i * alpha_ + j) * s.ic * ocp_ + b * s.ic * kPanel + c * GemmPanelWidth(ocp_, b) + o - b * kPanel] = static_cast<float>(u);
         }
     }
   bias_.reset(AlignedFloats(ocp_));
@@ -187,41 +227,48 @@ void WinogradConv::Run(const float* x, float* y, const float* residual) const {
   const int64_t blocks = s_.n * chunks;
   ParallelFor(blocks, parallel ? kParallelMin : 0, [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> v, m;
-    v.resize(static_cast<size_t>(36 * per * icp_));
-    m.resize(static_cast<size_t>(36 * per * ocp_));
+    v.resize(static_cast<size_t>(alpha_ * alpha_ * per * icp_));
+    m.resize(static_cast<size_t>(alpha_ * alpha_ * per * ocp_));
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t n = b / chunks, t0 = (b % chunks) * per, t1 = std::min(tiles, t0 + per);
-      if (t0 < t1) RunBlock(x, y, residual, n, t0, t1, v.data(), m.data());
+      if (t0 >= t1) continue;
+      if (tile_ == 4) {
+        RunBlock<6>(x, y, residual, n, t0, t1, v.data(), m.data());
+      } else {
+        RunBlock<4>(x, y, residual, n, t0, t1, v.data(), m.data());
+      }
     }
   });
 }
 
+template <int kA>
 __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, float* y, const float* residual, int64_t n,
                                                                int64_t t0, int64_t t1, float* v, float* m) const {
+  constexpr int kM = kA - 2, kPoints = kA * kA;  // outputs per tile side, products per tile
   const WinogradShape& s = s_;
   const int64_t tiles = t1 - t0;
   const int64_t civ = icp_ / 16, cov = ocp_ / 16;
   const float* ximg = x + n * s.ih * s.iw * s.ic;
-  // Input transform: v[e][t][c] for the 36 positions e of each tile t.
+  // Input transform: v[e][t][c] for the kPoints positions e of each tile t.
   // Windows wholly inside the input (most of them) load without checks.
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t ty = (t0 + t) / tiles_x_, tx = (t0 + t) % tiles_x_;
-    const int64_t iy0 = ty * 4 - s.pad_top, ix0 = tx * 4 - s.pad_left;
-    const bool interior = iy0 >= 0 && iy0 + 6 <= s.ih && ix0 >= 0 && ix0 + 6 <= s.iw;
+    const int64_t iy0 = ty * kM - s.pad_top, ix0 = tx * kM - s.pad_left;
+    const bool interior = iy0 >= 0 && iy0 + kA <= s.ih && ix0 >= 0 && ix0 + kA <= s.iw;
     for (int64_t cv = 0; cv < civ; ++cv) {
       float* out = v + t * icp_ + 16 * cv;
       if (interior) {
-        TransformWindow<false>(ximg, s, iy0, ix0, cv, out, tiles * icp_);
+        TransformWindow<kA, false>(ximg, s, iy0, ix0, cv, out, tiles * icp_);
       } else {
-        TransformWindow<true>(ximg, s, iy0, ix0, cv, out, tiles * icp_);
+        TransformWindow<kA, true>(ximg, s, iy0, ix0, cv, out, tiles * icp_);
       }
     }
   }
-  // The 36 products: m[e] = v[e] . u[e], tiles by output channels. The bias
-  // goes into position (1, 1): column 1 of A^T is all ones, so A^T m A adds
-  // it to each of the 16 outputs exactly once.
-  for (int64_t e = 0; e < 36; ++e) {
-    const float* bias = e == 7 ? bias_.get() : zero_.get();
+  // The kPoints products: m[e] = v[e] . u[e], tiles by output channels. The
+  // bias goes into position (1, 1): column 1 of A^T is all ones (in both
+  // transforms), so A^T m A adds it to each of the tile's outputs once.
+  for (int64_t e = 0; e < kPoints; ++e) {
+    const float* bias = e == kA + 1 ? bias_.get() : zero_.get();
     for (int64_t b = 0; b * kPanel < ocp_; ++b) {
       const float* panel = u_.get() + e * s.ic * ocp_ + b * s.ic * kPanel;
       const int64_t width = GemmPanelWidth(ocp_, b);
@@ -234,27 +281,27 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
   float* yimg = y + n * s.oh * s.ow * s.oc;
   const float* zimg = residual ? residual + n * s.oh * s.ow * s.oc : nullptr;
   for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t oy0 = (t0 + t) / tiles_x_ * 4, ox0 = (t0 + t) % tiles_x_ * 4;
-    const int64_t rows = std::min<int64_t>(4, s.oh - oy0), cols = std::min<int64_t>(4, s.ow - ox0);
+    const int64_t oy0 = (t0 + t) / tiles_x_ * kM, ox0 = (t0 + t) % tiles_x_ * kM;
+    const int64_t rows = std::min<int64_t>(kM, s.oh - oy0), cols = std::min<int64_t>(kM, s.ow - ox0);
     for (int64_t ov = 0; ov < cov; ++ov) {
       const __mmask16 mask = TailMask(s.oc, ov);
-      __m512 col[6], r[4], t2[4][6];
-      for (int j = 0; j < 6; ++j) {
-        for (int i = 0; i < 6; ++i) col[i] = _mm512_loadu_ps(m + ((i * 6 + j) * tiles + t) * ocp_ + 16 * ov);
-        OutputTransform(col, r);
-        for (int i = 0; i < 4; ++i) t2[i][j] = r[i];
+      __m512 col[kA], r[kM], t2[kM][kA];
+      for (int j = 0; j < kA; ++j) {
+        for (int i = 0; i < kA; ++i) col[i] = _mm512_loadu_ps(m + ((i * kA + j) * tiles + t) * ocp_ + 16 * ov);
+        OutputTransform<kA>(col, r);
+        for (int i = 0; i < kM; ++i) t2[i][j] = r[i];
       }
       const int64_t at = (oy0 * s.ow + ox0) * s.oc + 16 * ov;
       float* out = yimg + at;
       const float* res = zimg ? zimg + at : nullptr;
       for (int i = 0; i < rows; ++i) {
-        OutputTransform(t2[i], r);
+        OutputTransform<kA>(t2[i], r);
         // The residual value is read before the output value at its place
         // is written, so y may be the residual itself.
         if (res)
           for (int j = 0; j < cols; ++j) r[j] = _mm512_add_ps(r[j], _mm512_maskz_loadu_ps(mask, res + (i * s.ow + j) * s.oc));
-        if (cols == 4 && mask == 0xFFFF) {
-          for (int j = 0; j < 4; ++j) _mm512_storeu_ps(out + (i * s.ow + j) * s.oc, r[j]);
+        if (cols == kM && mask == 0xFFFF) {
+          for (int j = 0; j < kM; ++j) _mm512_storeu_ps(out + (i * s.ow + j) * s.oc, r[j]);
         } else {
           for (int j = 0; j < cols; ++j) _mm512_mask_storeu_ps(out + (i * s.ow + j) * s.oc, mask, r[j]);
         }
@@ -262,12 +309,12 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
     }
   }
   // Activation over the block's output rows, still in cache: in each tile
-  // row it touches, its columns of four output rows.
+  // row it touches, its columns of kM output rows.
   for (int64_t ty = t0 / tiles_x_; ty * tiles_x_ < t1; ++ty) {
     const int64_t tx0 = std::max(t0, ty * tiles_x_) - ty * tiles_x_, tx1 = std::min(t1, (ty + 1) * tiles_x_) - ty * tiles_x_;
-    const int64_t px0 = tx0 * 4, px1 = std::min(tx1 * 4, s.ow);
-    for (int64_t i = 0; i < 4 && ty * 4 + i < s.oh; ++i) {
-      const int64_t at = ((n * s.oh + ty * 4 + i) * s.ow + px0) * s.oc;
+    const int64_t px0 = tx0 * kM, px1 = std::min(tx1 * kM, s.ow);
+    for (int64_t i = 0; i < kM && ty * kM + i < s.oh; ++i) {
+      const int64_t at = ((n * s.oh + ty * kM + i) * s.ow + px0) * s.oc;
       ResidualActivationInPlace(y + at, nullptr, (px1 - px0) * s.oc, act_);
     }
   }

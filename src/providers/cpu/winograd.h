@@ -1,10 +1,11 @@
-// kiln's own Winograd convolution F(4x4, 3x3) (2-D, float32, channels-last,
-// group 1, 3x3, stride 1, undilated), for the 3x3 convolutions that
-// dominate detectors and ResNets. Each 4x4 output tile is computed from its
-// 6x6 input window with 36 products per (input, output) channel pair
-// instead of 144: the window is transformed (B^T d B), multiplied
-// position by position with the transformed weights (U = G g G^T, made
-// once), and the 6x6 product transformed back (A^T m A). The 36
+// kiln's own Winograd convolution F(4x4, 3x3) or F(2x2, 3x3) (2-D,
+// float32, channels-last, group 1, 3x3, stride 1, undilated), for the 3x3
+// convolutions that dominate detectors and ResNets. Each 4x4 output tile is
+// computed from its 6x6 input window with 36 products per (input, output)
+// channel pair instead of 144 (a 2x2 tile from its 4x4 window with 16
+// instead of 36): the window is transformed (B^T d B), multiplied position
+// by position with the transformed weights (U = G g G^T, made once), and
+// the product transformed back (A^T m A). The per-position
 // multiplications of a block of tiles are matrix products run on the
 // direct kernel's register tiles (PackedGemm), so the heavy part is code
 // kiln already has; the transforms are AVX-512 vector arithmetic over 16
@@ -36,15 +37,17 @@ struct WinogradShape {
 
 class WinogradConv {
  public:
-  // Whether the kernel is the faster choice for this shape on this CPU
-  // (AVX-512F; measured against oneDNN's kernels, see winograd.cc).
+  // The output tile (4: F(4x4, 3x3), 2: F(2x2, 3x3)) where the kernel is
+  // the faster choice for this shape on this CPU (AVX-512F; measured
+  // against oneDNN's kernels, see winograd.cc), else 0.
   // KILN_CPU_WINOGRAD=0 turns it off (as it does oneDNN's Winograd),
-  // =onednn leaves only oneDNN's, =kiln takes every shape it can run (for
-  // tests).
-  static bool Preferred(const WinogradShape& s);
+  // =onednn leaves only oneDNN's, =kiln / =kiln2 take every shape it can
+  // run with tile 4 / 2 (for tests).
+  static int PreferredTile(const WinogradShape& s);
 
-  // w: [oc, ic, 3, 3] row-major (ONNX); bias: oc values, or null.
-  WinogradConv(const WinogradShape& s, const float* w, const float* bias, const ops::ActivationAttrs& act);
+  // w: [oc, ic, 3, 3] row-major (ONNX); bias: oc values, or null; tile: 4
+  // or 2.
+  WinogradConv(const WinogradShape& s, int tile, const float* w, const float* bias, const ops::ActivationAttrs& act);
   // x [n, ih, iw, ic], y [n, oh, ow, oc] and residual (like y, or null),
   // all dense channels-last. y may be the residual itself, not x.
   void Run(const float* x, float* y, const float* residual) const;
@@ -52,13 +55,16 @@ class WinogradConv {
  private:
   // Tiles [t0, t1) of image n (numbered row by row), with scratch v
   // (transformed input) and m (products).
-  void RunBlock(const float* x, float* y, const float* residual, int64_t n, int64_t t0, int64_t t1, float* v, float* m) const;
+  // (AVX-512F code: the attribute must be on the template's declaration.)
+  template <int kA>  // kA = tile_ + 2
+  __attribute__((target("avx512f"))) void RunBlock(const float* x, float* y, const float* residual, int64_t n, int64_t t0, int64_t t1, float* v, float* m) const;
 
   WinogradShape s_;
+  int tile_, alpha_;     // outputs per tile side; inputs per tile side (tile_ + 2)
   int64_t icp_, ocp_;    // channels rounded up to 16
   int64_t tiles_x_, tiles_y_;
   int64_t block_;        // tiles per block
-  AlignedFloatsPtr u_;     // [36][ocp / 64 panels][ic][64] (the last panel narrower)
+  AlignedFloatsPtr u_;     // [alpha^2][ocp / 64 panels][ic][64] (the last panel narrower)
   AlignedFloatsPtr bias_;  // ocp values
   AlignedFloatsPtr zero_;  // ocp zeros (the products' bias)
   ops::ActivationAttrs act_;

@@ -1,6 +1,6 @@
-// kiln's Winograd convolution (winograd.h) against a plain double-precision
-// loop of the ONNX Conv definition: output sizes that are and are not
-// multiples of the 4x4 tile, tile rows cut into several blocks, channel
+// kiln's Winograd convolution (winograd.h), with 4x4 and 2x2 output tiles,
+// against a plain double-precision loop of the ONNX Conv definition: output
+// sizes that are and are not multiples of the tile, tile rows cut into several blocks, channel
 // counts with and without a tail of 16, every pad from 0 to 2 on each side
 // (asymmetric too), a batch of two, a residual, an activation, and a size
 // large enough to split blocks across threads. The provider wiring is
@@ -31,7 +31,7 @@ std::string Name(const Case& c) {
 }
 
 // in_place: the output is written over the residual (y is z).
-void Check(const Case& c, bool with_residual, ops::Activation kind, bool in_place = false) {
+void Check(const Case& c, int tile, bool with_residual, ops::Activation kind, bool in_place = false) {
   const int64_t oh = c.ih + c.pt + c.pb - 2, ow = c.iw + c.pl + c.pr - 2;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -41,7 +41,7 @@ void Check(const Case& c, bool with_residual, ops::Activation kind, bool in_plac
   const WinogradShape s{c.n, c.ih, c.iw, c.ic, oh, ow, c.oc, c.pt, c.pl};
   ops::ActivationAttrs act;
   act.kind = kind;
-  WinogradConv conv(s, w.data(), b.data(), act);
+  WinogradConv conv(s, tile, w.data(), b.data(), act);
   const std::vector<float> y = kiln::cpu::testing::RunWithResidual(conv, x, z, with_residual, in_place);
   int64_t bad = 0;
   double worst = 0;
@@ -69,7 +69,7 @@ void Check(const Case& c, bool with_residual, ops::Activation kind, bool in_plac
           // (the transforms scale by up to 8 and back), not with the result.
           bad += d > 1e-5 * (mag + 1);
         }
-  EXPECT_EQ(bad, 0) << Name(c) << (with_residual ? " + residual" : "") << (in_place ? " in place" : "") << ": max |diff| " << worst;
+  EXPECT_EQ(bad, 0) << "F(" << tile << "x" << tile << ", 3x3) " << Name(c) << (with_residual ? " + residual" : "") << (in_place ? " in place" : "") << ": max |diff| " << worst;
 }
 
 TEST(WinogradConv, MatchesDefinitionOnEveryTileAndPadCase) {
@@ -85,11 +85,12 @@ TEST(WinogradConv, MatchesDefinitionOnEveryTileAndPadCase) {
       {1, 3, 5, 5, 5, 1, 1, 1, 1},       // fewer than 16 channels
       {1, 64, 48, 48, 64, 1, 1, 1, 1},   // 85 MFLOP: blocks split across threads
   };
-  for (const Case& c : cases) {
-    Check(c, false, ops::Activation::kNone);
-    Check(c, true, ops::Activation::kRelu);
-    Check(c, true, ops::Activation::kRelu, true);
-  }
+  for (const int tile : {4, 2})
+    for (const Case& c : cases) {
+      Check(c, tile, false, ops::Activation::kNone);
+      Check(c, tile, true, ops::Activation::kRelu);
+      Check(c, tile, true, ops::Activation::kRelu, true);
+    }
 }
 
 }  // namespace
