@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "support/big_alloc.h"
+
 namespace kiln::runtime {
 
 std::shared_ptr<BufferPool> BufferPool::Create(size_t max_cached_bytes, uint64_t limit) {
@@ -54,7 +56,7 @@ Result<Tensor> BufferPool::Allocate(DType dtype, const Shape& shape, const DimOr
     stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
   }
   if (!p) {
-    p = std::aligned_alloc(64, cls);
+    p = AllocateBig(cls);  // huge pages for the big blocks (big_alloc.h)
     if (!p) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.in_use -= cls;

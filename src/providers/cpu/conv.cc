@@ -61,7 +61,7 @@ using dt = dnnl::memory::data_type;
 struct ConvPrimitive {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward prim;
-  dnnl::memory weights;  // reordered into pd.weights_desc()
+  PackedWeights weights;  // reordered into pd.weights_desc()
   dnnl::memory bias;
   Shape out_shape;
   dnnl::memory::desc src_md, dst_md;  // channels-last x and y, built once
@@ -185,14 +185,14 @@ class ConvKernel {
         dnnl::memory bsrc(p->pd.src_desc(), Engine(), ThreadBuffer(src_buf, p->pd.src_desc().get_size()));
         dnnl::memory bdst(p->pd.dst_desc(), Engine(), ThreadBuffer(dst_buf, p->pd.dst_desc().get_size()));
         Execute(p->to_blocked, p->to_blocked_pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, bsrc}});
-        Execute(p->prim, p->pd, {{DNNL_ARG_SRC, bsrc}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, bdst}});
+        Execute(p->prim, p->pd, {{DNNL_ARG_SRC, bsrc}, {DNNL_ARG_WEIGHTS, p->weights.memory}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, bdst}});
         const Shape& o = p->out_shape;
         BlockedToChannelsLast(y.data<float>(), static_cast<const float*>(bdst.get_data_handle()), residual,
                               {o[0], o[1], o[2] * o[3], p->block}, act_);
         return;
       }
       dnnl::memory dst(p->dst_md, Engine(), y.raw());
-      Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, dst}});
+      Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights.memory}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, dst}});
     });
   }
 

@@ -66,7 +66,7 @@ using dt = dnnl::memory::data_type;
 struct DeconvPrimitive {
   dnnl::deconvolution_forward::primitive_desc pd;
   dnnl::deconvolution_forward prim;
-  dnnl::memory weights;  // reordered into pd.weights_desc()
+  PackedWeights weights;  // reordered into pd.weights_desc()
   dnnl::memory bias;
   Shape out_shape;
   bool empty = false;  // a zero-sized dim: no primitive, the output is the bias
@@ -115,7 +115,7 @@ class ConvTransposeKernel {
     return Guard(node_, [&] {
       dnnl::memory src({Dims(x.shape()), dt::f32, tag::nhwc}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({Dims(p->out_shape), dt::f32, tag::nhwc}, Engine(), y.raw());
-      Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, dst}});
+      Execute(p->prim, p->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights.memory}, {DNNL_ARG_BIAS, p->bias}, {DNNL_ARG_DST, dst}});
     });
   }
 
@@ -131,7 +131,7 @@ class ConvTransposeKernel {
     KILN_RETURN_IF_ERROR(Guard(node_, [&] {
       dnnl::memory src({{p.rows, x.shape()[1]}, dt::f32, tag::ab}, Engine(), const_cast<void*>(x.raw()));
       dnnl::memory dst({{p.rows, p.cols}, dt::f32, tag::ab}, Engine(), prod);
-      Execute(p.mm, p.mm_pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, p.bias}, {DNNL_ARG_DST, dst}});
+      Execute(p.mm, p.mm_pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights.memory}, {DNNL_ARG_BIAS, p.bias}, {DNNL_ARG_DST, dst}});
     }));
     if (kh == 1) return Status::Ok();
     // Product row r = (n*H + i)*W + j, tile row a: y's row n*OH + i*kH + a,

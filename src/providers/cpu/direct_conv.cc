@@ -14,6 +14,7 @@
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
+#include "support/big_alloc.h"
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source (of _mm512_min_ps / _mm512_max_ps in the clamp)
@@ -231,7 +232,7 @@ Clamp ClampOf(const ops::ActivationAttrs& a) {
 
 float* AlignedFloats(int64_t n) {
   const size_t bytes = (static_cast<size_t>(std::max<int64_t>(n, 16)) * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  auto* p = static_cast<float*>(AllocateBig(bytes));  // packed weights: huge pages from 1 MiB (big_alloc.h)
   if (!p) throw std::bad_alloc();
   std::memset(p, 0, bytes);
   return p;

@@ -3,10 +3,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include <unordered_map>
+
+#include "support/big_alloc.h"
 
 namespace kiln::cpu {
 
@@ -81,13 +85,15 @@ SerialScope::~SerialScope() {
   if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
-dnnl::memory PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data) {
+PackedWeights PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data) {
   dnnl::memory src(user, Engine(), const_cast<void*>(data));
-  dnnl::memory dst(packed, Engine());
+  std::shared_ptr<void> buffer(AllocateBig(std::max<size_t>(packed.get_size(), 64)), std::free);
+  if (!buffer) throw std::bad_alloc();
+  dnnl::memory dst(packed, Engine(), buffer.get());
   dnnl::stream st(Engine());
   dnnl::reorder(src, dst).execute(st, src, dst);
   st.wait();
-  return dst;
+  return {dst, std::move(buffer)};
 }
 
 void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n) {

@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -32,8 +33,15 @@ Status CheckInt32Extent(const ir::Node& node, const char* what, const Shape& s);
 bool AppendActivation(const ops::ActivationAttrs& a, dnnl::post_ops& ops);
 
 // Constant weights packed once into the layout a primitive chose
-// (`packed`, e.g. pd.weights_desc()) from `data` laid out as `user`.
-dnnl::memory PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data);
+// (`packed`, e.g. pd.weights_desc()) from `data` laid out as `user`, in a
+// buffer of kiln's (AllocateBig: huge pages for big ones; oneDNN's own
+// allocation came from the heap, already touched) that `buffer` owns.
+struct PackedWeights {
+  dnnl::memory memory;
+  std::shared_ptr<void> buffer;
+  explicit operator bool() const { return static_cast<bool>(memory); }
+};
+PackedWeights PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data);
 // A float32 bias of b's elements in a buffer of its own (tag x).
 dnnl::memory BiasMemory(const Tensor& b);
 

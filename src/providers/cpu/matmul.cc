@@ -58,7 +58,7 @@ struct MatMulPrimitive {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
   dnnl::memory::desc src_md, wei_md, dst_md, addend_md;
-  dnnl::memory weights;       // packed constant B (empty: B read at run time)
+  PackedWeights weights;      // packed constant B (empty: B read at run time)
   dnnl::memory addend_const;  // beta * C, or the constant Bias (empty: read at run time)
   AddendMode mode = AddendMode::kNone;
   int binary_index = 0;       // position of the binary post-op
@@ -125,7 +125,7 @@ class MatMulKernel {
     return Guard(node_, [&] {
       std::unordered_map<int, dnnl::memory> args;
       args.emplace(DNNL_ARG_SRC, dnnl::memory(p->src_md, Engine(), const_cast<void*>(a.raw())));
-      args.emplace(DNNL_ARG_WEIGHTS, p->weights ? p->weights : dnnl::memory(p->wei_md, Engine(), const_cast<void*>(b.raw())));
+      args.emplace(DNNL_ARG_WEIGHTS, p->weights ? p->weights.memory : dnnl::memory(p->wei_md, Engine(), const_cast<void*>(b.raw())));
       args.emplace(DNNL_ARG_DST, dnnl::memory(p->dst_md, Engine(), yp));
       if (p->mode == AddendMode::kBias || p->mode == AddendMode::kBinary) {
         dnnl::memory add = p->addend_const ? p->addend_const : dnnl::memory(p->addend_md, Engine(), const_cast<void*>(c->raw()));
