@@ -52,7 +52,7 @@ TEST(PointwiseConv, MatchesDefinitionOnPanelsBlocksAndActivations) {
   const PointwiseShape shapes[] = {
       {49, 160, 200},   // 4 panels, the last 8 channels wide; 8 tiles of 6 pixels and one of 1
       {1, 300, 64},     // one pixel, one whole panel
-      {200, 1024, 17},  // 4 pixel blocks of 60, 60, 60, 20; one vector with a 1-lane tail
+      {200, 1024, 17},  // 4 pixel blocks of 54, 54, 54, 38 (at most 60 each); one vector with a 1-lane tail
       {37, 130, 1030},  // 17 panels, the last 6 channels wide
       {13, 5, 40},      // few input channels (the rule leaves these to DirectConv; the kernel takes them)
   };
@@ -75,7 +75,7 @@ TEST(PointwiseConv, MatchesDefinitionOnPanelsBlocksAndActivations) {
 TEST(PointwiseConv, ThreadsChangeNoBit) {
   if (!DirectConv::Available()) GTEST_SKIP() << "no AVX-512F on this CPU";
   const PointwiseShape shapes[] = {
-      {600, 256, 136},  // 42 MFLOP, split by rows: 50 tiles of 6 pixels per thread, blocks of 252 and 48
+      {600, 256, 136},  // 42 MFLOP, split by rows: 50 tiles of 6 pixels per thread, two blocks of 150 (at most 252)
       {20, 512, 600},   // 12 MFLOP, split by panels: 10 panels (the last 24 channels wide), 5 per thread
   };
   for (const PointwiseShape& s : shapes) {
