@@ -13,7 +13,7 @@ std::shared_ptr<BufferPool> BufferPool::Create(size_t max_cached_bytes, uint64_t
 
 BufferPool::~BufferPool() {
   for (auto& [cls, blocks] : free_)
-    for (void* p : blocks) std::free(p);
+    for (void* p : blocks) FreeBig(p);
 }
 
 size_t BufferPool::SizeClass(size_t bytes) {
@@ -67,7 +67,7 @@ Result<Tensor> BufferPool::Allocate(DType dtype, const Shape& shape, const DimOr
   std::weak_ptr<BufferPool> weak = weak_from_this();
   auto storage = std::make_shared<Storage>(p, bytes, [weak, cls](void* q) {
     if (auto pool = weak.lock()) pool->Release(q, cls);
-    else std::free(q);
+    else FreeBig(q);
   });
   // Stored dims in `order`, then permuted back to the logical shape.
   Shape stored(shape.size());
@@ -81,7 +81,7 @@ void BufferPool::Release(void* p, size_t cls) {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.in_use -= cls;
   if (stats_.cached + cls > max_cached_) {
-    std::free(p);
+    FreeBig(p);
     return;
   }
   free_[cls].push_back(p);

@@ -7,20 +7,45 @@
 // MADV_HUGEPAGE and MADV_COLLAPSE; hints only: with transparent huge pages
 // off, or none free, they stay on small pages). Measured on resnet50 at 1
 // thread, per-node minima of 5 alternated runs: 37.39 -> 35.74 ms (see
-// big_alloc.cc). Smaller buffers keep small pages: a 2 MiB page each would
-// multiply their memory. KILN_HUGEPAGES=0 turns the advice off (for A/B
-// timing).
+// big_alloc.cc). Smaller buffers share 2 MiB chunks advised the same way
+// (a 2 MiB page each would multiply their memory): mobilenet_v2's weights
+// are mostly such. KILN_HUGEPAGES=0 turns all this off (for A/B timing).
 #pragma once
 
 #include <cstddef>
+#include <new>
+#include <vector>
 
 namespace kiln {
 
 inline constexpr size_t kHugeFrom = size_t{1} << 20;
 
-// `bytes` (> 0) aligned to 64 bytes, or to 2 MiB and advised from
-// kHugeFrom on; null when out of memory. Contents uninitialized. Free with
-// std::free.
+// `bytes` aligned to 64 bytes (to 2 MiB from kHugeFrom on); null when out
+// of memory. Contents uninitialized. Thread-safe. Free with FreeBig.
 void* AllocateBig(size_t bytes);
+// Frees what AllocateBig returned (null: nothing).
+void FreeBig(void* p);
+
+// A std::allocator on AllocateBig / FreeBig, for the scratch vectors that
+// kernels keep per thread and use at every run.
+template <class T>
+struct BigAllocator {
+  using value_type = T;
+  BigAllocator() = default;
+  template <class U>
+  BigAllocator(const BigAllocator<U>&) {}  // NOLINT: converting, as std::allocator's
+  T* allocate(size_t n) {
+    void* p = AllocateBig(n * sizeof(T));
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { FreeBig(p); }
+  template <class U>
+  bool operator==(const BigAllocator<U>&) const {
+    return true;
+  }
+};
+template <class T>
+using BigVector = std::vector<T, BigAllocator<T>>;
 
 }  // namespace kiln

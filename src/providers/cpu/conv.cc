@@ -181,7 +181,7 @@ class ConvKernel {
     return Guard(node_, [&] {
       dnnl::memory src(p->src_md, Engine(), const_cast<float*>(xd));
       if (p->blocked) {
-        thread_local std::vector<uint8_t> src_buf, dst_buf;
+        thread_local BigVector<uint8_t> src_buf, dst_buf;
         dnnl::memory bsrc(p->pd.src_desc(), Engine(), ThreadBuffer(src_buf, p->pd.src_desc().get_size()));
         dnnl::memory bdst(p->pd.dst_desc(), Engine(), ThreadBuffer(dst_buf, p->pd.dst_desc().get_size()));
         Execute(p->to_blocked, p->to_blocked_pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, bsrc}});

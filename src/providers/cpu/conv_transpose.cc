@@ -125,7 +125,7 @@ class ConvTransposeKernel {
   Status RunTiled(const DeconvPrimitive& p, const Tensor& x, Tensor& y) {
     const int64_t kh = attrs_.sp.kernel_shape[0], kw = attrs_.sp.kernel_shape[1], m = p.out_shape[1];
     const int64_t w_in = x.shape()[3], ow = p.out_shape[3];
-    thread_local std::vector<uint8_t> tile_buf;
+    thread_local BigVector<uint8_t> tile_buf;
     float* prod = kh == 1 ? y.data<float>()
                           : static_cast<float*>(ThreadBuffer(tile_buf, static_cast<size_t>(p.rows * p.cols) * sizeof(float)));
     KILN_RETURN_IF_ERROR(Guard(node_, [&] {

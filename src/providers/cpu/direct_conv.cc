@@ -238,7 +238,7 @@ float* AlignedFloats(int64_t n) {
   return p;
 }
 
-void FreeFloats::operator()(float* p) const { std::free(p); }
+void FreeFloats::operator()(float* p) const { FreeBig(p); }
 
 float* PackGemmPanels(const float* w, int64_t outs, int64_t k, int64_t padded) {
   float* p = AlignedFloats(k * padded);

@@ -87,7 +87,7 @@ SerialScope::~SerialScope() {
 
 PackedWeights PackWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed, const void* data) {
   dnnl::memory src(user, Engine(), const_cast<void*>(data));
-  std::shared_ptr<void> buffer(AllocateBig(std::max<size_t>(packed.get_size(), 64)), std::free);
+  std::shared_ptr<void> buffer(AllocateBig(std::max<size_t>(packed.get_size(), 64)), FreeBig);
   if (!buffer) throw std::bad_alloc();
   dnnl::memory dst(packed, Engine(), buffer.get());
   dnnl::stream st(Engine());
@@ -96,7 +96,7 @@ PackedWeights PackWeights(const dnnl::memory::desc& user, const dnnl::memory::de
   return {dst, std::move(buffer)};
 }
 
-void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n) {
+void* ThreadBuffer(BigVector<uint8_t>& buf, size_t n) {
   if (buf.size() < n + 64) buf.resize(n + 64);
   const uintptr_t a = reinterpret_cast<uintptr_t>(buf.data());
   return buf.data() + ((64 - a % 64) % 64);
@@ -112,7 +112,7 @@ dnnl::memory BiasMemory(const Tensor& b) {
 namespace {
 
 void ExecuteC(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd, dnnl_exec_arg_t* args, int n) {
-  thread_local std::vector<uint8_t> scratch;
+  thread_local BigVector<uint8_t> scratch;
   thread_local dnnl::stream stream(Engine());
   const dnnl_memory_desc_t* sd = dnnl_primitive_desc_query_md(pd.get(), dnnl_query_scratchpad_md, 0);
   const size_t need = sd ? dnnl_memory_desc_get_size(sd) : 0;

@@ -15,6 +15,7 @@
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 #include "ops/fused.h"
+#include "support/big_alloc.h"
 
 namespace kiln::cpu {
 
@@ -47,7 +48,7 @@ dnnl::memory BiasMemory(const Tensor& b);
 
 // A buffer of at least n bytes, 64-byte aligned, in `buf` (a thread_local
 // of the caller's, so concurrent runs never share it), kept for the next call.
-void* ThreadBuffer(std::vector<uint8_t>& buf, size_t n);
+void* ThreadBuffer(BigVector<uint8_t>& buf, size_t n);
 
 // Executes `prim` on the calling thread, with a scratchpad of this thread's
 // own (grown as needed, kept for the next call). The arguments go to

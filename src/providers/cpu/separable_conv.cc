@@ -16,6 +16,7 @@
 #include "providers/cpu/dnnl_common.h"
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
+#include "support/big_alloc.h"
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source (of _mm512_min_ps / _mm512_max_ps in the clamp)
@@ -157,7 +158,7 @@ constexpr auto kDwRowTiles3 = MakeDwRowTable(std::make_integer_sequence<int, kDw
 // A thread's scratch of at least n floats, kept between runs, 64-byte
 // aligned: the tiles' vector loads and stores then never split a cache
 // line (split ones made the depthwise tiles about 2x slower).
-float* Scratch(std::vector<float>& v, int64_t n) {
+float* Scratch(BigVector<float>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n + 16) v.resize(static_cast<size_t>(n + 16));
   const auto addr = reinterpret_cast<uintptr_t>(v.data());
   return v.data() + ((64 - addr % 64) % 64) / sizeof(float);
@@ -202,7 +203,7 @@ void SeparableConv::Run(const float* x, float* y, const float* z) const {
 
 void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1) const {
   const SeparableShape& s = s_;
-  thread_local std::vector<float> ring_buf, band_buf;
+  thread_local BigVector<float> ring_buf, band_buf;
   float* ring = s.expand ? Scratch(ring_buf, ring_ * s.iw * mp_) : nullptr;
   float* d = Scratch(band_buf, band_ * s.ow * mp_);
   int64_t next = 0;  // the first input row not yet expanded into the ring
