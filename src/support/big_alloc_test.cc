@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace kiln {
@@ -53,6 +54,34 @@ TEST(AllocateBig, AlignsSeparatesAndKeepsEveryByte) {
     for (const Buffer& b : live) FreeBig(b.p);
   }
   FreeBig(nullptr);
+}
+
+// Sessions are made and dropped on several threads at once: the shared
+// chunks must hand out disjoint buffers to all of them (TSan checks the
+// locking in its build).
+TEST(AllocateBig, ThreadsGetDisjointBuffers) {
+  std::vector<std::thread> threads;
+  std::vector<size_t> wrong(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, &wrong] {
+      std::vector<Buffer> live;
+      for (int i = 0; i < 200; ++i) {
+        const size_t bytes = 1000 + static_cast<size_t>((i * 7919 + t * 104729) % 60000);
+        live.push_back({static_cast<unsigned char*>(AllocateBig(bytes)), bytes, static_cast<unsigned char>(t * 50 + i)});
+        Fill(live.back());
+        if (i % 3 == 2) {  // free some on the way, as dropped sessions do
+          wrong[static_cast<size_t>(t)] += Wrong(live.front());
+          FreeBig(live.front().p);
+          live.erase(live.begin());
+        }
+      }
+      for (const Buffer& b : live) {
+        wrong[static_cast<size_t>(t)] += Wrong(b);
+        FreeBig(b.p);
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(wrong[static_cast<size_t>(t)], 0u) << "thread " << t;
 }
 
 }  // namespace

@@ -16,10 +16,11 @@
 // Winograd: a 3x3, stride-1, undilated, ungrouped Conv runs kiln's own
 // Winograd kernel (winograd.h) where its rule prefers it (at least 24 input
 // channels, outputs of 20x20 and more, channels not too wide; 0.5-0.7x
-// oneDNN's direct time there; 2x2 tiles from 12x12 with 64-256 channels). Elsewhere, with at least 32 input and output
-// channels, it runs oneDNN's Winograd kernel (F(2,3) or F(4,3), oneDNN's
-// choice), which needs 2.25-4x fewer multiplies. That one works on oneDNN's
-// blocked layout only (nChw16c): src is reordered in, and the result
+// oneDNN's direct time there; 2x2 tiles from 12x12 with 64-256 channels).
+// Elsewhere, with at least 32 input and output channels, it runs oneDNN's
+// Winograd kernel (F(2,3) or F(4,3), oneDNN's choice), which needs 2.25-4x
+// fewer multiplies. That one works on oneDNN's blocked layout only
+// (nChw16c): src is reordered in, and the result
 // comes back to channels-last through kiln's own epilogue pass
 // (conv_epilogue.h), which also adds the residual and applies the activation
 // and post_affine, since the Winograd kernel takes no eltwise post-op but
