@@ -21,7 +21,15 @@ constexpr size_t kHugePage = size_t{2} << 20;
 
 // Under AddressSanitizer every buffer keeps its own allocation, so that a
 // kernel reading past one is caught (a shared chunk would hide it).
+// (GCC says so with __SANITIZE_ADDRESS__, clang through __has_feature.)
 #if defined(__SANITIZE_ADDRESS__)
+#define KILN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_ASAN 1
+#endif
+#endif
+#ifdef KILN_ASAN
 constexpr bool kShareChunks = false;
 #else
 constexpr bool kShareChunks = true;
