@@ -56,7 +56,7 @@ Result<Tensor> BufferPool::Allocate(DType dtype, const Shape& shape, const DimOr
     stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
   }
   if (!p) {
-    p = AllocateBig(cls);  // huge pages for the big blocks (big_alloc.h)
+    p = AllocateBig(cls);  // on huge pages (big_alloc.h)
     if (!p) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.in_use -= cls;

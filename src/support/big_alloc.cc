@@ -71,8 +71,7 @@ class Chunks {
  public:
   void* Allocate(size_t n) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!current_ || used_ + n > kHugePage) {
-      if (current_ && Count(current_) == 0) std::free(current_);
+    if (!current_ || used_ + n > kHugePage) {  // a full chunk goes when its last buffer does (Free)
       current_ = static_cast<char*>(AllocateHuge(kHugePage));
       if (!current_) return nullptr;
       Count(current_) = 0;

@@ -232,7 +232,7 @@ Clamp ClampOf(const ops::ActivationAttrs& a) {
 
 float* AlignedFloats(int64_t n) {
   const size_t bytes = (static_cast<size_t>(std::max<int64_t>(n, 16)) * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(AllocateBig(bytes));  // packed weights: huge pages from 1 MiB (big_alloc.h)
+  auto* p = static_cast<float*>(AllocateBig(bytes));  // packed weights, on huge pages (big_alloc.h)
   if (!p) throw std::bad_alloc();
   std::memset(p, 0, bytes);
   return p;

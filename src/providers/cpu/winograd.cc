@@ -227,7 +227,7 @@ void WinogradConv::Run(const float* x, float* y, const float* residual) const {
   const int64_t per = (tiles + chunks - 1) / chunks;
   const int64_t blocks = s_.n * chunks;
   ParallelFor(blocks, parallel ? kParallelMin : 0, [&](int64_t b0, int64_t b1) {
-    thread_local BigVector<float> v, m;  // huge pages from 1 MiB (big_alloc.h)
+    thread_local BigVector<float> v, m;  // on huge pages (big_alloc.h)
     v.resize(static_cast<size_t>(alpha_ * alpha_ * per * icp_));
     m.resize(static_cast<size_t>(alpha_ * alpha_ * per * ocp_));
     for (int64_t b = b0; b < b1; ++b) {
