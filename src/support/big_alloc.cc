@@ -49,8 +49,9 @@ bool HugePagesWanted() {
 // block the heap hands out again was written before (freed during model
 // loading): MADV_COLLAPSE makes those pages huge now. In resnet50 (1
 // thread, per-node minima of 5 alternated runs) the first alone gave 37.39
-// -> 37.17 ms, with the collapse 35.74; creating the session took less too
-// (packing 740-780 -> 420-450 ms: fewer page faults).
+// -> 37.17 ms, with the collapse 35.74 (before the small buffers shared
+// chunks); creating the session took less too (packing 740-780 -> 420-450
+// ms).
 void* AllocateHuge(size_t n) {
   // posix_memalign, not aligned_alloc: C11 wants the size a multiple of the
   // alignment there (ASan enforces it), and these sizes are not.

@@ -10,7 +10,8 @@
 // page each would multiply their memory): mobilenet_v2's weights are mostly
 // such. Measured at 1 thread, medians of alternated runs against
 // KILN_HUGEPAGES=0, which turns all this off (for A/B timing): resnet50
-// 38.37 -> 37.10 ms, mobilenet_v2 4.153 -> 4.092.
+// 38.37 -> 37.10 ms, mobilenet_v2 4.153 -> 4.092 (before the scratch moved
+// here too).
 #pragma once
 
 #include <cstddef>

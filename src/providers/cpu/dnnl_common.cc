@@ -97,9 +97,8 @@ PackedWeights PackWeights(const dnnl::memory::desc& user, const dnnl::memory::de
 }
 
 void* ThreadBuffer(BigVector<uint8_t>& buf, size_t n) {
-  if (buf.size() < n + 64) buf.resize(n + 64);
-  const uintptr_t a = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + ((64 - a % 64) % 64);
+  if (buf.size() < n) buf.resize(n);  // 64-byte aligned: BigAllocator's buffers are
+  return buf.data();
 }
 
 dnnl::memory BiasMemory(const Tensor& b) {

@@ -156,12 +156,12 @@ constexpr std::array<DwFn, kDwRowPixels + 1> MakeDwRowTable(std::integer_sequenc
 constexpr auto kDwRowTiles3 = MakeDwRowTable(std::make_integer_sequence<int, kDwRowPixels>());
 
 // A thread's scratch of at least n floats, kept between runs, 64-byte
-// aligned: the tiles' vector loads and stores then never split a cache
-// line (split ones made the depthwise tiles about 2x slower).
+// aligned (BigAllocator's buffers are): the tiles' vector loads and stores
+// then never split a cache line (split ones made the depthwise tiles about
+// 2x slower).
 float* Scratch(BigVector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n + 16) v.resize(static_cast<size_t>(n + 16));
-  const auto addr = reinterpret_cast<uintptr_t>(v.data());
-  return v.data() + ((64 - addr % 64) % 64) / sizeof(float);
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  return v.data();
 }
 
 }  // namespace
