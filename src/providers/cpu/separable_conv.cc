@@ -107,24 +107,32 @@ __attribute__((target("avx512f"))) void RunDwTile(const DwTile& t) {
   for (int p = 0; p < NP; ++p) _mm512_storeu_ps(t.d + p * t.mp, _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p])));  // NaN stays NaN
 }
 
-// The interior of a 3x3 stride-1 window, input-stationary along the row:
-// each input vector is loaded once per window row and multiplied into the
-// (up to) three outputs it feeds, with the nine weight vectors in
-// registers: 3 * (NP + 2) loads for 9 * NP FMAs, instead of one load per FMA.
-template <int NP>
+// NP output pixels of a 3x3 stride-1 window, input-stationary along the
+// row: each input vector is loaded once per window row and multiplied into
+// the (up to) three outputs it feeds, with the window row's three weight
+// vectors in registers: 3 * (NP + 2) loads for 9 * NP FMAs, instead of one
+// load per FMA. kLeft / kRight: the input column left of the first window /
+// right of the last one is padding (a row's first and last tiles at pad
+// 1), so the tiles cover whole rows and no pixel takes the one-pixel path.
+// t.in[i] points at the first input column read; t.taps_h window rows
+// (fewer than 3 at the top and bottom rows of pad 1).
+template <int NP, bool kLeft, bool kRight>
 __attribute__((target("avx512f"))) void RunDwRowTile3(const DwTile& t) {
   const int64_t es = t.es, mp = t.mp;
+  constexpr int kFirst = kLeft ? 1 : 0, kEnd = NP + 2 - (kRight ? 1 : 0);  // input columns [kFirst, kEnd) of the span
   __m512 acc[NP];
 #pragma GCC unroll 16
   for (int p = 0; p < NP; ++p) acc[p] = _mm512_load_ps(t.bias);
-#pragma GCC unroll 3
-  for (int i = 0; i < 3; ++i) {
+  for (int64_t i = 0; i < t.taps_h; ++i) {
     const float* row = t.in[i];
     const float* wr = t.w + i * t.w_row;
     const __m512 w0 = _mm512_loadu_ps(wr), w1 = _mm512_loadu_ps(wr + mp), w2 = _mm512_loadu_ps(wr + 2 * mp);
 #pragma GCC unroll 18
-    for (int q = 0; q < NP + 2; ++q) {
-      const __m512 xv = _mm512_loadu_ps(row + q * es);
+    for (int q = kFirst; q < kEnd; ++q) {
+      __m512 xv = _mm512_loadu_ps(row + (q - kFirst) * es);
+      // In a register, used three times: GCC otherwise folds the load
+      // into each of the three FMAs (three loads of one vector).
+      asm("" : "+v"(xv));
       if (q < NP) acc[q] = _mm512_fmadd_ps(xv, w0, acc[q]);
       if (q >= 1 && q - 1 < NP) acc[q - 1] = _mm512_fmadd_ps(xv, w1, acc[q - 1]);
       if (q >= 2) acc[q - 2] = _mm512_fmadd_ps(xv, w2, acc[q - 2]);
@@ -146,14 +154,19 @@ constexpr std::array<std::array<std::array<DwFn, kDwPixels + 1>, 3>, 2> kDwTiles
     {MakeDwTable<0, false>(kPixelSeq), MakeDwTable<3, false>(kPixelSeq), MakeDwTable<5, false>(kPixelSeq)},
     {MakeDwTable<0, true>(kPixelSeq), MakeDwTable<3, true>(kPixelSeq), MakeDwTable<5, true>(kPixelSeq)},
 }};
-// Row tiles: 16 accumulators, the nine weights and the input vector in
-// the 32 registers; twice the independent FMA chains of the tiles above.
+// Row tiles: 16 accumulators, the three weights of a window row and the
+// input vector in the 32 registers; twice the independent FMA chains of
+// the tiles above. Indexed [left padding][right padding][pixels].
 constexpr int kDwRowPixels = 16;
-template <int... P>
+template <bool kLeft, bool kRight, int... P>
 constexpr std::array<DwFn, kDwRowPixels + 1> MakeDwRowTable(std::integer_sequence<int, P...>) {
-  return {nullptr, &RunDwRowTile3<P + 1>...};
+  return {nullptr, &RunDwRowTile3<P + 1, kLeft, kRight>...};
 }
-constexpr auto kDwRowTiles3 = MakeDwRowTable(std::make_integer_sequence<int, kDwRowPixels>());
+constexpr auto kRowSeq = std::make_integer_sequence<int, kDwRowPixels>();
+constexpr std::array<std::array<std::array<DwFn, kDwRowPixels + 1>, 2>, 2> kDwRowTiles3 = {{
+    {MakeDwRowTable<false, false>(kRowSeq), MakeDwRowTable<false, true>(kRowSeq)},
+    {MakeDwRowTable<true, false>(kRowSeq), MakeDwRowTable<true, true>(kRowSeq)},
+}};
 
 // A thread's scratch of at least n floats, kept between runs, 64-byte
 // aligned (BigAllocator's buffers are): the tiles' vector loads and stores
@@ -269,8 +282,6 @@ void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int6
   // Pixels outer, channel vectors inner: a tile's windows (a few KB of each
   // window row) stay in L1 for all the vectors; vectors outer would sweep
   // whole rows (tens of KB each, the ring beyond L1) once per vector.
-  // Interior windows of a 3x3 stride-1 window over full vectors: row tiles.
-  const bool row_tiles = s.k == 3 && s.sw == 1 && t.taps_h == 3 && (s.expand || s.m % 16 == 0);
   auto tile = [&](int64_t c, int64_t np, int64_t j0, int64_t j1) {
     const int64_t left = c * s.sw - s.pad_left + j0;
     t.taps_w = j1 - j0;
@@ -283,17 +294,38 @@ void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int6
       for (int64_t i = 0; i < t.taps_h; ++i) in[i] = rows[i] + left * es + 16 * v;
       t.w = wd_.get() + (kh0 * s.k + j0) * mp_ + 16 * v;
       t.d = d + c * mp_ + 16 * v;
-      (row_tiles && np > 1 ? kDwRowTiles3[np] : kDwTiles[t.mask != 0xFFFF][table][np])(t);
+      kDwTiles[t.mask != 0xFFFF][table][np](t);
     }
   };
-  auto border = [&](int64_t c) {
-    const int64_t left = c * s.sw - s.pad_left;
-    tile(c, 1, std::max<int64_t>(0, -left), std::min(s.k, s.iw - left));
-  };
-  for (int64_t c = 0; c < col_lo; ++c) border(c);
-  const int64_t step = row_tiles ? kDwRowPixels : kDwPixels;
-  for (int64_t c = col_lo; c < col_hi; c += step) tile(c, std::min<int64_t>(step, col_hi - c), 0, s.k);
-  for (int64_t c = col_hi; c < s.ow; ++c) border(c);
+  // 3x3 stride-1 windows over full vectors with at most one column of
+  // padding on each side: row tiles of equal width over the whole row.
+  // Before, the first and last output columns took the one-pixel path, a
+  // seventh of the work at 14x14 and two sevenths at 7x7.
+  const int64_t pad_right = std::max<int64_t>(0, s.ow + s.k - 1 - s.pad_left - s.iw);  // missing columns right of the last window
+  if (s.k == 3 && s.sw == 1 && t.taps_h > 0 && (s.expand || s.m % 16 == 0) && s.pad_left <= 1 && pad_right <= 1) {
+    const int64_t chunks = (s.ow + kDwRowPixels - 1) / kDwRowPixels, per = (s.ow + chunks - 1) / chunks;
+    for (int64_t c = 0; c < s.ow; c += per) {
+      const int64_t np = std::min(per, s.ow - c);
+      const bool pl = c == 0 && s.pad_left == 1, pr = c + np == s.ow && pad_right == 1;
+      const int64_t first = c - s.pad_left + (pl ? 1 : 0);  // the first input column read
+      const DwFn fn = kDwRowTiles3[pl][pr][np];
+      for (int64_t v = 0; v < vectors; ++v) {
+        t.bias = bd_.get() + 16 * v;
+        for (int64_t i = 0; i < t.taps_h; ++i) in[i] = rows[i] + first * es + 16 * v;
+        t.w = wd_.get() + kh0 * s.k * mp_ + 16 * v;
+        t.d = d + c * mp_ + 16 * v;
+        fn(t);
+      }
+    }
+  } else {
+    auto border = [&](int64_t c) {
+      const int64_t left = c * s.sw - s.pad_left;
+      tile(c, 1, std::max<int64_t>(0, -left), std::min(s.k, s.iw - left));
+    };
+    for (int64_t c = 0; c < col_lo; ++c) border(c);
+    for (int64_t c = col_lo; c < col_hi; c += kDwPixels) tile(c, std::min<int64_t>(kDwPixels, col_hi - c), 0, s.k);
+    for (int64_t c = col_hi; c < s.ow; ++c) border(c);
+  }
   if (!Clamps(act_d_)) ResidualActivationInPlace(d, nullptr, s.ow * mp_, act_d_);
 }
 

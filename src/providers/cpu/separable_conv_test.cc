@@ -25,12 +25,14 @@ namespace {
 struct Case {
   int64_t n, ic, m, oc, ih, iw, k, stride;
   bool expand;
+  // Pads top, left, bottom, right; -1: k / 2 each.
+  int64_t pt = -1, pl = -1, pb = -1, pr = -1;
 };
 
 std::string Name(const Case& c) {
   return std::to_string(c.n) + "x" + std::to_string(c.ic) + "x" + std::to_string(c.ih) + "x" + std::to_string(c.iw) + " -> " +
          std::to_string(c.m) + (c.expand ? "" : " (no expansion)") + " k" + std::to_string(c.k) + "/" + std::to_string(c.stride) +
-         " -> " + std::to_string(c.oc);
+         " -> " + std::to_string(c.oc) + (c.pt < 0 ? "" : " pads " + std::to_string(c.pt) + "," + std::to_string(c.pl) + "," + std::to_string(c.pb) + "," + std::to_string(c.pr));
 }
 
 using kiln::cpu::testing::Act;
@@ -49,9 +51,12 @@ void Check(const Case& c, bool residual, const Acts& acts, bool in_place = false
   s.expand = c.expand;
   s.k = c.k;
   s.sh = s.sw = c.stride;
-  s.pad_top = s.pad_left = c.k / 2;
-  s.oh = (c.ih + 2 * (c.k / 2) - c.k) / c.stride + 1;
-  s.ow = (c.iw + 2 * (c.k / 2) - c.k) / c.stride + 1;
+  const int64_t pt = c.pt < 0 ? c.k / 2 : c.pt, pl = c.pl < 0 ? c.k / 2 : c.pl;
+  const int64_t pb = c.pb < 0 ? c.k / 2 : c.pb, pr = c.pr < 0 ? c.k / 2 : c.pr;
+  s.pad_top = pt;
+  s.pad_left = pl;
+  s.oh = (c.ih + pt + pb - c.k) / c.stride + 1;
+  s.ow = (c.iw + pl + pr - c.k) / c.stride + 1;
   s.oc = c.oc;
   const int64_t m = s.m, k = c.k;
   std::mt19937 rng(7);
@@ -91,7 +96,7 @@ void Check(const Case& c, bool residual, const Acts& acts, bool in_place = false
           double a = bd[o];
           for (int64_t i = 0; i < k; ++i)
             for (int64_t j = 0; j < k; ++j) {
-              const int64_t row = r * c.stride - k / 2 + i, col = q * c.stride - k / 2 + j;
+              const int64_t row = r * c.stride - pt + i, col = q * c.stride - pl + j;
               if (row < 0 || row >= s.ih || col < 0 || col >= s.iw) continue;
               a += h[((n * s.ih + row) * s.iw + col) * m + o] * wd[o * k * k + i * k + j];
             }
@@ -120,6 +125,29 @@ TEST(SeparableConv, InvertedResidualsAgainstDefinition) {
                         Case{1, 96, 576, 96, 7, 7, 3, 1, true}, Case{1, 16, 48, 17, 60, 5, 3, 1, true},
                         Case{1, 32, 0, 16, 20, 19, 3, 1, false}, Case{1, 20, 0, 40, 10, 12, 5, 1, false},
                         Case{2, 72, 0, 24, 9, 9, 3, 2, false}}) {
+    Check(c, false, relu6);
+    Check(c, true, relu6);
+  }
+}
+
+// The 3x3 stride-1 depthwise runs whole rows as row tiles when at most one
+// column of padding lies on each side (the first and last tiles skip it),
+// else its one-pixel path at the borders: pads 0, 1 and 2, asymmetric ones,
+// a one-pixel-wide map, rows of one to three tiles, the top and bottom rows'
+// clipped windows.
+TEST(SeparableConv, DepthwisePaddingCases) {
+  if (!SeparableConv::Available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const Acts relu6{Act(ops::Activation::kClip, 0, 6), Act(ops::Activation::kClip, 0, 6), {}};
+  Case cases[] = {
+      {1, 16, 32, 16, 9, 9, 3, 1, true, 0, 0, 0, 0},    // valid: no padding
+      {1, 16, 32, 16, 9, 9, 3, 1, true, 1, 1, 0, 0},    // left padding only
+      {1, 16, 32, 16, 9, 9, 3, 1, true, 0, 0, 1, 1},    // right padding only
+      {1, 16, 32, 16, 9, 9, 3, 1, true, 2, 2, 2, 2},    // pads of 2: the one-pixel path
+      {1, 16, 32, 16, 9, 1, 3, 1, true, 1, 1, 1, 1},    // one pixel wide: both pads in one tile
+      {1, 16, 32, 16, 6, 34, 3, 1, true, 1, 1, 1, 1},   // three tiles of 12, 12 and 10
+      {1, 32, 0, 16, 5, 33, 3, 1, false, 1, 0, 1, 1},   // no expansion, asymmetric
+  };
+  for (const Case& c : cases) {
     Check(c, false, relu6);
     Check(c, true, relu6);
   }
