@@ -132,9 +132,10 @@ TEST(SeparableConv, InvertedResidualsAgainstDefinition) {
 
 // The 3x3 stride-1 depthwise runs whole rows as row tiles when at most one
 // column of padding lies on each side (the first and last tiles skip it),
-// else its one-pixel path at the borders: pads 0, 1 and 2, asymmetric ones,
-// a one-pixel-wide map, rows of one to three tiles, the top and bottom rows'
-// clipped windows.
+// else its one-pixel path at the borders (as stride 2 always does): pads 0,
+// 1 and 2, asymmetric ones, a one-pixel-wide map, rows of one to three
+// tiles, the top and bottom rows' clipped windows, and at stride 2 even and
+// odd widths (the last window ends at the last column or one past it).
 TEST(SeparableConv, DepthwisePaddingCases) {
   if (!SeparableConv::Available()) GTEST_SKIP() << "no AVX-512 on this CPU";
   const Acts relu6{Act(ops::Activation::kClip, 0, 6), Act(ops::Activation::kClip, 0, 6), {}};
@@ -146,6 +147,12 @@ TEST(SeparableConv, DepthwisePaddingCases) {
       {1, 16, 32, 16, 9, 1, 3, 1, true, 1, 1, 1, 1},    // one pixel wide: both pads in one tile
       {1, 16, 32, 16, 6, 34, 3, 1, true, 1, 1, 1, 1},   // three tiles of 12, 12 and 10
       {1, 32, 0, 16, 5, 33, 3, 1, false, 1, 0, 1, 1},   // no expansion, asymmetric
+      {1, 16, 32, 16, 8, 10, 3, 2, true, 1, 1, 1, 1},   // stride 2, even width: no right padding read
+      {1, 16, 32, 16, 9, 11, 3, 2, true, 1, 1, 1, 1},   // stride 2, odd width: the last window's right column is padding
+      {1, 16, 32, 16, 9, 11, 3, 2, true, 0, 0, 0, 0},   // stride 2, valid
+      {1, 16, 32, 16, 9, 11, 3, 2, true, 2, 2, 2, 2},   // stride 2, pads of 2: the one-pixel path
+      {1, 16, 32, 16, 3, 1, 3, 2, true, 1, 1, 1, 1},    // stride 2, one pixel wide
+      {2, 32, 0, 16, 7, 40, 3, 2, false, 1, 1, 0, 0},   // stride 2, no expansion, batch 2
   };
   for (const Case& c : cases) {
     Check(c, false, relu6);
