@@ -1,6 +1,7 @@
 // MaxPool and AveragePool (2-D, float32) on oneDNN's pooling_v2 primitive
-// (it takes dilations); GlobalMaxPool and GlobalAveragePool on kiln's own
-// loops (GlobalPool below). The factory runs
+// (it takes dilations), except channels-last MaxPool without dilation, which
+// runs kiln's own loop (MaxPoolChannelsLast below); GlobalMaxPool and
+// GlobalAveragePool on kiln's own loops (GlobalPool below). The factory runs
 // once per node at session creation and declines what oneDNN cannot compute
 // exactly, so those nodes fall back to the reference kernel:
 //   - other dtypes or ranks (1-D/3-D pools, MaxPool's int8/uint8);
@@ -32,6 +33,8 @@
 // (NCHW) and the output is written in the order the input arrived in, with
 // the matching oneDNN tag, so pooling never forces a conversion between
 // channels-last convolutions and never adds one on an NCHW path.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -44,6 +47,13 @@
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 #include "providers/cpu/families.h"
+
+// GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
+// the unused merge source of _mm512_max_ps "may be used uninitialized"; it
+// is never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace kiln::cpu {
 namespace {
@@ -62,7 +72,89 @@ struct PoolPrimitive {
   Shape out_shape;
   // Output rows / columns whose window has no tap inside the input.
   std::vector<int64_t> empty_rows, empty_cols;
+  // Channels-last MaxPool without dilation: kiln's loop (MaxPoolChannelsLast)
+  // with this window, instead of the primitive.
+  bool kiln_max = false;
+  int64_t kernel[2] = {}, stride[2] = {}, pad_begin[2] = {};
 };
+
+// kiln's channels-last MaxPool (AVX-512F, no dilation): each output pixel's
+// channels, 64 at a time in registers, folded over the window's taps in
+// row-major order from the first tap inside the input, keeping a value only
+// where the next one is greater (_mm512_max_ps(v, acc) is v > acc ? v : acc),
+// exactly as the reference compares, NaN included. (Without dilation every
+// window holds a tap: pads are smaller than the kernel, and ceil_mode drops
+// a window that would start in the end padding; the -inf below is the
+// reference's value should one not.) In resnet50 at 1 thread (per-node
+// minima of 3 alternated runs) its 3x3/2 MaxPool of 112x112x64 went from
+// oneDNN's 0.21 to 0.15 ms (ONNX Runtime's: 0.095; alone, input in cache,
+// 0.077 against 0.084: in the model the input arrives from L3), rtmdet_like's
+// three 5x5 SPPF pools from 0.17 to 0.14 ms in all.
+
+// One output pixel's channels [c0, c0 + 16 * NV) over the window rows
+// [y0, y1) and columns [x0, x1) of image xi (c channels per pixel), the
+// last vector's lanes masked by `last`. NV is known to the compiler so the
+// accumulators stay in registers.
+template <int NV>
+__attribute__((target("avx512f"))) inline void MaxPoolPixel(const float* xi, int64_t iw, int64_t c, int64_t y0, int64_t y1, int64_t x0,
+                                                            int64_t x1, __mmask16 last, float* out) {
+  // Plain loads where all 16 lanes are channels: masked loads issue more
+  // slowly on this machine's AMD cores (winograd.cc).
+#define KILN_POOL_LOAD(p, v) ((v) < NV - 1 || last == 0xFFFF ? _mm512_loadu_ps((p) + 16 * (v)) : _mm512_maskz_loadu_ps(last, (p) + 16 * (v)))
+  __m512 acc[NV];
+  const float* first = xi + (y0 * iw + x0) * c;
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) acc[v] = KILN_POOL_LOAD(first, v);
+  for (int64_t iy = y0; iy < y1; ++iy)
+    for (int64_t ix = iy == y0 ? x0 + 1 : x0; ix < x1; ++ix) {
+      const float* tap = xi + (iy * iw + ix) * c;
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[v] = _mm512_max_ps(KILN_POOL_LOAD(tap, v), acc[v]);
+    }
+#pragma GCC unroll 4
+  for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(out + 16 * v, acc[v]);
+  _mm512_mask_storeu_ps(out + 16 * (NV - 1), last, acc[NV - 1]);
+#undef KILN_POOL_LOAD
+}
+
+// Output rows [r0, r1) of all images' n * oh.
+__attribute__((target("avx512f"))) void MaxPoolRows(const float* x, float* y, const Shape& xs, const PoolPrimitive& p, int64_t r0, int64_t r1) {
+  const int64_t c = xs[1], ih = xs[2], iw = xs[3], oh = p.out_shape[2], ow = p.out_shape[3];
+  const int64_t kh = p.kernel[0], kw = p.kernel[1], sh = p.stride[0], sw = p.stride[1], pt = p.pad_begin[0], pl = p.pad_begin[1];
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t img = r / oh, oy = r % oh;
+    const int64_t y0 = std::max<int64_t>(0, oy * sh - pt), y1 = std::min(ih, oy * sh - pt + kh);
+    const float* xi = x + img * ih * iw * c;
+    float* yr = y + r * ow * c;
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int64_t x0 = std::max<int64_t>(0, ox * sw - pl), x1 = std::min(iw, ox * sw - pl + kw);
+      float* out = yr + ox * c;
+      if (y0 >= y1 || x0 >= x1) {
+        std::fill_n(out, c, -std::numeric_limits<float>::infinity());
+        continue;
+      }
+      // Blocks of 64 channels, then what is left (1 to 4 vectors).
+      for (int64_t c0 = 0; c0 < c; c0 += 64) {
+        const int64_t rest = std::min<int64_t>(64, c - c0), nv = (rest + 15) / 16;
+        const __mmask16 last = static_cast<__mmask16>(rest % 16 == 0 ? 0xFFFF : (1u << (rest % 16)) - 1);
+        const float* xc = xi + c0;
+        float* oc = out + c0;
+        switch (nv) {
+          case 4: MaxPoolPixel<4>(xc, iw, c, y0, y1, x0, x1, last, oc); break;
+          case 3: MaxPoolPixel<3>(xc, iw, c, y0, y1, x0, x1, last, oc); break;
+          case 2: MaxPoolPixel<2>(xc, iw, c, y0, y1, x0, x1, last, oc); break;
+          default: MaxPoolPixel<1>(xc, iw, c, y0, y1, x0, x1, last, oc); break;
+        }
+      }
+    }
+  }
+}
+
+void MaxPoolChannelsLast(const float* x, float* y, const Shape& xs, const PoolPrimitive& p) {
+  const int64_t rows = xs[0] * p.out_shape[2];
+  const int64_t work = rows * p.out_shape[3] * xs[1] * p.kernel[0] * p.kernel[1];
+  ParallelFor(rows, work, [&](int64_t r0, int64_t r1) { MaxPoolRows(x, y, xs, p, r0, r1); });
+}
 
 // The order a dense 4-D input is stored in: channels-last when its strides
 // are exactly NHWC's, else row-major when it is dense that way, else
@@ -232,6 +324,10 @@ class PoolKernel {
     KILN_ASSIGN_OR_RETURN(auto p, Get(x.shape(), cl));
     KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, DType::kFloat32, p->out_shape, order));
     if (y.numel() == 0) return Status::Ok();
+    if (p->kiln_max) {
+      MaxPoolChannelsLast(x.data<float>(), y.data<float>(), x.shape(), *p);
+      return Status::Ok();
+    }
     const tag t = cl ? tag::nhwc : tag::nchw;
     KILN_RETURN_IF_ERROR(Guard(node_, [&] {
       dnnl::memory src({Dims(x.shape()), dt::f32, t}, Engine(), const_cast<void*>(x.raw()));
@@ -280,6 +376,17 @@ class PoolKernel {
       // only (a division by zero), which the spec defines as 0.
       if (kind_ == PoolKind::kAverage && !a.count_include_pad && !empty.empty())
         return Unimplemented(node_.Describe() + ": a dilated window holds padding only, which oneDNN's exclude-padding average refuses");
+    }
+    bool undilated = true;
+    for (int64_t d : a.sp.dilations) undilated = undilated && d == 1;
+    if (kind_ == PoolKind::kMax && channels_last && undilated && HasAvx512F()) {
+      p->kiln_max = true;
+      for (size_t i = 0; i < 2; ++i) {
+        p->kernel[i] = a.sp.kernel_shape[i];
+        p->stride[i] = a.sp.strides[i];
+        p->pad_begin[i] = geo[i].pad_begin;
+      }
+      return std::shared_ptr<const PoolPrimitive>(p);
     }
     KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "input", x));
     KILN_RETURN_IF_ERROR(CheckInt32Extent(node_, "output", p->out_shape));

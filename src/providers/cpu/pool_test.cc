@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ir/builder.h"
@@ -193,6 +194,36 @@ TEST(CpuPool, AveragePoolMatchesReferenceOnAttributeGridBothLayouts) {
 TEST(CpuPool, GlobalPoolsMatchReferenceBothLayouts) {
   for (const PoolCase& c : GlobalCases())
     for (bool nhwc : {false, true}) ExpectCpuMatchesReference(Make(c, nhwc), nhwc, c.name + (nhwc ? " [NHWC]" : " [NCHW]"));
+}
+
+// kiln's channels-last MaxPool keeps what the reference keeps, bit for bit:
+// a NaN at a window's first tap stays, a later one loses to the value
+// before it (both compare v > best), -0 against +0 keeps the first.
+TEST(CpuPool, ChannelsLastMaxPoolKeepsReferenceBits) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const PoolCase cases[] = {
+      {"3x3 s2 p1, 80 channels", "MaxPool", {1, 80, 7, 6}, {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})}},
+      {"3x2 s2 p1 ceil_mode, 5 channels", "MaxPool", {1, 5, 8, 9},
+       {Ints("kernel_shape", {3, 2}), Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1}), Attribute::Int("ceil_mode", 1)}},
+  };
+  for (const PoolCase& c : cases) {
+    Built b = Make(c, true);
+    float* x = b.feeds["x"].data<float>();
+    const float specials[] = {nan, -nan, inf, -inf, 0.f, -0.f};
+    for (int64_t i = 0; i < b.feeds["x"].numel(); i += 3) x[i] = specials[(i / 3) % 6];
+    auto ref = CreateSessionFromModel(b.model);
+    auto cpu = CreateSessionFromModel(b.model, CpuOptions());
+    ASSERT_TRUE(ref.ok() && cpu.ok()) << c.name << ": " << (ref.ok() ? cpu.status().ToString() : ref.status().ToString());
+    ASSERT_EQ((*cpu)->impl().executor->node_providers()[b.pool_node], "cpu") << c.name;
+    auto want = (*ref)->Run(b.feeds);
+    auto got = (*cpu)->Run(b.feeds);
+    ASSERT_TRUE(want.ok() && got.ok()) << c.name;
+    const Tensor w = ToOrder((*want)[0], kRowMajor), g = ToOrder((*got)[0], kRowMajor);
+    ASSERT_EQ(w.numel(), g.numel());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < w.numel(); ++i) differ += std::memcmp(w.data<float>() + i, g.data<float>() + i, sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0) << c.name << ": values whose bits differ from the reference's";
+  }
 }
 
 // Old opsets: MaxPool-1 and AveragePool-7 (no ceil_mode, no dilations).
