@@ -87,9 +87,9 @@ struct PoolPrimitive {
 // a window that would start in the end padding; the -inf below is the
 // reference's value should one not.) In resnet50 at 1 thread (per-node
 // minima of 3 alternated runs) its 3x3/2 MaxPool of 112x112x64 went from
-// oneDNN's 0.21 to 0.15 ms (ONNX Runtime's: 0.095; alone, input in cache,
-// 0.077 against 0.084: in the model the input arrives from L3), rtmdet_like's
-// three 5x5 SPPF pools from 0.17 to 0.14 ms in all.
+// oneDNN's 0.21 to 0.15 ms (ONNX Runtime's: 0.095; the pool alone, run
+// after run on one 3.2 MB input, 0.077 against oneDNN's 0.084),
+// rtmdet_like's three 5x5 SPPF pools from 0.17 to 0.14 ms in all.
 
 // One output pixel's channels [c0, c0 + 16 * NV) over the window rows
 // [y0, y1) and columns [x0, x1) of image xi (c channels per pixel), the
