@@ -82,12 +82,12 @@ struct PoolPrimitive {
 // channels, 64 at a time in registers, folded over the window's taps in
 // row-major order from the first tap inside the input, keeping a value only
 // where the next one is greater (_mm512_max_ps(v, acc) is v > acc ? v : acc),
-// exactly as the reference compares, NaN included. (Without dilation every
-// window holds a tap: pads are smaller than the kernel, and ceil_mode drops
-// a window that would start in the end padding; the -inf below is the
-// reference's value should one not.) In resnet50 at 1 thread (per-node
-// minima of 3 alternated runs) its 3x3/2 MaxPool of 112x112x64 went from
-// oneDNN's 0.21 to 0.15 ms (ONNX Runtime's: 0.095; the pool alone, run
+// exactly as the reference compares, NaN included. Every window holds a
+// tap (Build takes this path only when no window is padding only, which
+// without dilation is always: pads are smaller than the kernel, and
+// ceil_mode drops a window that would start in the end padding). In
+// resnet50 at 1 thread (per-node minima of 3 alternated runs) its 3x3/2
+// MaxPool of 112x112x64 went from oneDNN's 0.21 to 0.15 ms (ONNX Runtime's: 0.095; the pool alone, run
 // after run on one 3.2 MB input, 0.077 against oneDNN's 0.084),
 // rtmdet_like's three 5x5 SPPF pools from 0.17 to 0.14 ms in all.
 
@@ -133,10 +133,6 @@ __attribute__((target("avx512f"))) void MaxPoolRows(const float* x, float* y, co
     for (int64_t ox = 0; ox < ow; ++ox) {
       const int64_t x0 = std::max<int64_t>(0, ox * sw - pl), x1 = std::min(iw, ox * sw - pl + kw);
       float* out = yr + ox * c;
-      if (y0 >= y1 || x0 >= x1) {
-        std::fill_n(out, c, -std::numeric_limits<float>::infinity());
-        continue;
-      }
       // Blocks of 64 channels, then what is left (1 to 4 vectors).
       for (int64_t c0 = 0; c0 < c; c0 += 64) {
         const int64_t rest = std::min<int64_t>(64, c - c0), nv = (rest + 15) / 16;
@@ -383,7 +379,8 @@ class PoolKernel {
     }
     bool undilated = true;
     for (int64_t d : a.sp.dilations) undilated = undilated && d == 1;
-    if (kind_ == PoolKind::kMax && channels_last && undilated && HasAvx512F()) {
+    const bool every_window_reads = p->empty_rows.empty() && p->empty_cols.empty();
+    if (kind_ == PoolKind::kMax && channels_last && undilated && every_window_reads && HasAvx512F()) {
       p->kiln_max = true;
       for (size_t i = 0; i < 2; ++i) {
         p->kernel[i] = a.sp.kernel_shape[i];
