@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "support/lane_mask.h"
+
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source "may be used uninitialized"; it is never read.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -20,8 +22,7 @@ namespace {
 // lane shuffles; column a of the block is one masked store of ni values.
 template <bool kStream>
 __attribute__((target("avx512f"))) void Block(uint32_t* dst, const uint32_t* src, int na, int ni, int64_t ls, int64_t ld) {
-  const __mmask16 amask = static_cast<__mmask16>(na >= 16 ? 0xFFFF : (1u << na) - 1);
-  const __mmask16 imask = static_cast<__mmask16>(ni >= 16 ? 0xFFFF : (1u << ni) - 1);
+  const __mmask16 amask = FirstLanes(na), imask = FirstLanes(ni);
   __m512 r[16], t[16], u[16];
   for (int i = 0; i < 16; ++i) r[i] = i < ni ? _mm512_maskz_loadu_ps(amask, src + i * ls) : _mm512_setzero_ps();
   // t[2k], t[2k+1]: rows 2k and 2k+1 interleaved (per lane: elements 0-1, 2-3).

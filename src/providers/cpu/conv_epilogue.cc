@@ -8,6 +8,7 @@
 
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
+#include "support/lane_mask.h"
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source "may be used uninitialized"; it is never read.
@@ -132,7 +133,7 @@ __attribute__((target("avx512f"))) void SigmoidFamily512(float* y, int64_t n, co
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, SigmoidFamilyAffine<kSiLU, kAffine>(_mm512_loadu_ps(y + i), s, t));
   if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = FirstLanes(n - i);
     _mm512_mask_storeu_ps(y + i, m, SigmoidFamilyAffine<kSiLU, kAffine>(_mm512_maskz_loadu_ps(m, y + i), s, t));
   }
 }

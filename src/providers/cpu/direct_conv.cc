@@ -15,6 +15,7 @@
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 #include "support/big_alloc.h"
+#include "support/lane_mask.h"
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source (of _mm512_min_ps / _mm512_max_ps in the clamp)
@@ -333,7 +334,7 @@ void DirectConv::RunRow(const float* x, float* y, const float* residual, int64_t
     for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
       const int nv = static_cast<int>(std::min<int64_t>(kMaxVectors, vectors - v0));
       const int64_t rest = s.oc - 16 * (v0 + nv - 1);  // real channels in the last vector
-      t.last = static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
+      t.last = FirstLanes(rest);
       t.bias = bias_.get() + 16 * v0;
       t.taps_w = std::max<int64_t>(0, kw1 - kw0);
       t.w = w_.get() + (kh0 * s.kw + kw0) * s.ic * ocp_ + 16 * v0;
@@ -383,7 +384,7 @@ void PackedGemm(const float* x, int64_t x_stride, int64_t rows, int64_t k, const
   for (int64_t v0 = 0; v0 < nv; v0 += kMaxVectors) {
     const int n = static_cast<int>(std::min<int64_t>(kMaxVectors, nv - v0));
     const int64_t rest = channels - 16 * (v0 + n - 1);  // real channels in the block's last vector
-    t.last = static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
+    t.last = FirstLanes(rest);
     t.w = w + 16 * v0;
     t.bias = bias + 16 * v0;
     // The next weights (as many lines as these) are asked for in equal

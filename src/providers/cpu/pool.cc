@@ -47,6 +47,7 @@
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 #include "providers/cpu/families.h"
+#include "support/lane_mask.h"
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source of _mm512_max_ps "may be used uninitialized"; it
@@ -136,7 +137,7 @@ __attribute__((target("avx512f"))) void MaxPoolRows(const float* x, float* y, co
       // Blocks of 64 channels, then what is left (1 to 4 vectors).
       for (int64_t c0 = 0; c0 < c; c0 += 64) {
         const int64_t rest = std::min<int64_t>(64, c - c0), nv = (rest + 15) / 16;
-        const __mmask16 last = static_cast<__mmask16>(rest % 16 == 0 ? 0xFFFF : (1u << (rest % 16)) - 1);
+        const __mmask16 last = FirstLanes(rest - 16 * (nv - 1));
         const float* xc = xi + c0;
         float* oc = out + c0;
         switch (nv) {

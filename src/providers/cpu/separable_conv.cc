@@ -17,6 +17,7 @@
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 #include "support/big_alloc.h"
+#include "support/lane_mask.h"
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source (of _mm512_min_ps / _mm512_max_ps in the clamp)
@@ -289,7 +290,7 @@ void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int6
     for (int64_t v = 0; v < vectors; ++v) {
       const int64_t rest = s.m - 16 * v;
       // The ring has padded channels; x has none past m, so its last vector is masked.
-      t.mask = static_cast<__mmask16>(s.expand || rest >= 16 ? 0xFFFF : (1u << rest) - 1);
+      t.mask = s.expand ? __mmask16{0xFFFF} : FirstLanes(rest);
       t.bias = bd_.get() + 16 * v;
       for (int64_t i = 0; i < t.taps_h; ++i) in[i] = rows[i] + left * es + 16 * v;
       t.w = wd_.get() + (kh0 * s.k + j0) * mp_ + 16 * v;

@@ -16,6 +16,7 @@
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/vec_math.h"
 #include "support/big_alloc.h"
+#include "support/lane_mask.h"
 
 // GCC 12 warns that the _mm512_undefined_ps() its own intrinsics pass as
 // the unused merge source "may be used uninitialized"; it is never read.
@@ -26,10 +27,7 @@
 namespace kiln::cpu {
 namespace {
 
-__mmask16 TailMask(int64_t channels, int64_t vec) {
-  const int64_t rest = channels - 16 * vec;
-  return static_cast<__mmask16>(rest >= 16 ? 0xFFFF : (1u << rest) - 1);
-}
+__mmask16 TailMask(int64_t channels, int64_t vec) { return FirstLanes(channels - 16 * vec); }
 
 // The 1-D transforms along one dimension, 16 channels at a time, for a
 // tile of kA inputs: F(4, 3) (kA = 6; Lavin and Gray, interpolation points
