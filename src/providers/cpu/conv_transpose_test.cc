@@ -104,6 +104,12 @@ std::vector<DeconvCase> Cases() {
       // Kernel = stride, no pads: the tiled matmul path (conv_transpose.cc).
       {"tiled 3x2 s(3,2) batch 2", {2, 5, 4, 3}, {5, 7, 3, 2}, {Ints("strides", {3, 2})}},
       {"tiled 2x2 s2 to one channel (PP-OCR det's last)", {1, 24, 9, 7}, {24, 1, 2, 2}, {Ints("strides", {2, 2})}},
+      // The pixel-vectorized path (conv_transpose.cc, UpsampleTo1Tiles):
+      // rows of 64 + 6 pixels, of 33 (three vectors, the last one pixel),
+      // batch 2, 40 channels, 5 channels, no bias.
+      {"tiled 2x2 s2 to one channel, rows of 70 pixels", {1, 24, 4, 70}, {24, 1, 2, 2}, {Ints("strides", {2, 2})}},
+      {"tiled 2x2 s2 to one channel, batch 2, 40 channels, rows of 33", {2, 40, 3, 33}, {40, 1, 2, 2}, {Ints("strides", {2, 2})}},
+      {"tiled 2x2 s2 to one channel, 5 channels, no bias", {1, 5, 5, 17}, {5, 1, 2, 2}, {Ints("strides", {2, 2})}, false},
       {"tiled 2x2 s2, copy large enough to split across threads", {1, 24, 40, 40}, {24, 24, 2, 2}, {Ints("strides", {2, 2})}},
       {"tiled 2x2 s2 no bias", {1, 6, 5, 5}, {6, 3, 2, 2}, {Ints("strides", {2, 2})}, false},
       {"tiled 2x2 s2, 80 values per tile row (two weight panels)", {1, 8, 5, 6}, {8, 40, 2, 2}, {Ints("strides", {2, 2})}},
@@ -199,6 +205,7 @@ TEST(CpuConvTranspose, FusedActivationOnBothPaths) {
   const std::vector<DeconvCase> shapes = {
       {"tiled 2x2 s2", {1, 6, 7, 5}, {6, 4, 2, 2}, {Ints("strides", {2, 2})}},
       {"tiled 2x2 s2, 12 channels (a product per tile row)", {1, 6, 7, 5}, {6, 12, 2, 2}, {Ints("strides", {2, 2})}},
+      {"tiled 2x2 s2 to one channel (pixel-vectorized)", {1, 6, 7, 37}, {6, 1, 2, 2}, {Ints("strides", {2, 2})}},
       {"deconvolution 3x3 s2 p1", {1, 6, 5, 5}, {6, 4, 3, 3}, {Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})}},
   };
   for (const DeconvCase& c : shapes)
