@@ -43,7 +43,7 @@
 // jit kernel pads 24 channels to blocks of 16 and runs at 3-11 GFLOP/s),
 // the matmul and copy 1.79 and 1.87 ms, the register tiles 0.71 and 1.06
 // (0.42 and 0.59 at 2 threads; per-node minimum of 4 alternated runs).
-// The 24 -> 1 one pixel-vectorized: 0.96 -> 0.66 ms at 1 thread, 0.50 ->
+// The 24 -> 1 layer pixel-vectorized: 0.96 -> 0.66 ms at 1 thread, 0.50 ->
 // 0.33 at 2 (per-node minima of 4 alternated runs of the model); alone,
 // its input repeated, 0.83 -> 0.42 ms.
 #include <immintrin.h>
@@ -275,8 +275,9 @@ class ConvTransposeKernel {
     const float* xd = x.data<float>();
     float* yd = y.data<float>();
     ParallelFor(x.shape()[0] * h, flops < kSerialFlops ? 0 : kParallelMin, [&](int64_t r0, int64_t r1) {
-      // Columns past w_in are read (whole vectors) but never stored: zeros,
-      // set when the buffer is sized, so no uninitialized value is read.
+      // Columns past w_in are read (whole vectors) but never stored; they
+      // hold the zeros the buffer was sized with, or an earlier row's values
+      // (another shape's), never uninitialized memory.
       thread_local std::vector<float> planes;
       if (planes.size() < static_cast<size_t>(c * ld)) planes.assign(static_cast<size_t>(c * ld), 0.f);
       for (int64_t r = r0; r < r1; ++r) {  // input row (n, i); output rows 2r and 2r + 1

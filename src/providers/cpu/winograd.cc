@@ -27,8 +27,6 @@
 namespace kiln::cpu {
 namespace {
 
-__mmask16 TailMask(int64_t channels, int64_t vec) { return FirstLanes(channels - 16 * vec); }
-
 // The 1-D transforms along one dimension, 16 channels at a time, for a
 // tile of kA inputs: F(4, 3) (kA = 6; Lavin and Gray, interpolation points
 // 0, +-1, +-2 and infinity) and F(2, 3) (kA = 4; points 0, +-1, infinity).
@@ -83,7 +81,7 @@ __attribute__((target("avx512f"))) inline void OutputTransform<4>(const __m512 m
 template <int kA, bool kCheck>
 __attribute__((target("avx512f"))) inline void TransformWindow(const float* x, const WinogradShape& s, int64_t iy0, int64_t ix0,
                                                                int64_t cv, float* out, int64_t e_stride) {
-  const __mmask16 mask = TailMask(s.ic, cv);
+  const __mmask16 mask = FirstLanes(s.ic - 16 * cv);  // channels of vector cv
   // Strides in locals, and plain loads below where all 16 channels exist:
   // the loop had reloaded s's strides and multiplied them per load, and
   // masked loads from memory issue more slowly on this AMD core. Together
@@ -283,7 +281,7 @@ __attribute__((target("avx512f"))) void WinogradConv::RunBlock(const float* x, f
     const int64_t oy0 = (t0 + t) / tiles_x_ * kM, ox0 = (t0 + t) % tiles_x_ * kM;
     const int64_t rows = std::min<int64_t>(kM, s.oh - oy0), cols = std::min<int64_t>(kM, s.ow - ox0);
     for (int64_t ov = 0; ov < cov; ++ov) {
-      const __mmask16 mask = TailMask(s.oc, ov);
+      const __mmask16 mask = FirstLanes(s.oc - 16 * ov);  // channels of vector ov
       __m512 col[kA], r[kM], t2[kM][kA];
       for (int j = 0; j < kA; ++j) {
         for (int i = 0; i < kA; ++i) col[i] = _mm512_loadu_ps(m + ((i * kA + j) * tiles + t) * ocp_ + 16 * ov);
