@@ -543,11 +543,23 @@ Result<VerifyResult> Verify(const ir::Model& model, const std::map<std::string, 
     ref_outs = std::move(*outs);
   }
 
-  const ir::Node* first_node = session->impl().executor->model().graph.nodes.data();
+  const runtime::Executor& ex = *session->impl().executor;
+  const ir::Node* first_node = ex.model().graph.nodes.data();
+  const plan::LayoutPlan layouts = options.per_node ? ex.PlanLayouts() : plan::LayoutPlan{};
   runtime::NodeTap tap = [&](const ir::Node& n, const std::vector<Datum>& outs) {
     r.plan_order.push_back(static_cast<size_t>(&n - first_node));
-    for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i)
-      if (!n.outputs[i].empty()) r.plan[n.outputs[i]] = HoldValue(outs[i]);
+    for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      r.plan[n.outputs[i]] = HoldValue(outs[i]);
+      // IsDenseInOrder ignores size-1 dims: a value dense in both orders never drifts.
+      auto planned = layouts.orders.find(n.outputs[i]);
+      if (planned == layouts.orders.end() || !outs[i].is_tensor() || !outs[i].tensor().defined()) continue;
+      const Tensor& t = outs[i].tensor();
+      DimOrder ran;
+      if (!IsDenseInOrder(t, planned->second))
+        res.layout_drift.push_back(n.outputs[i] + " (node '" + n.name + "'): planned " + OrderName(planned->second, t.rank()) + ", ran " +
+                                   (FindOrder(t, &ran) ? OrderName(ran, t.rank()) : std::string("strided")));
+    }
   };
   auto outs = options.per_node ? RunWithTap(*session, feeds, names, tap) : session->RunDatums(feeds, names);
   if (!outs.ok()) {

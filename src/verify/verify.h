@@ -137,6 +137,12 @@ struct VerifyResult {
   std::string provider_error;              // the provider's run failed (a mismatch)
   bool per_node = false;
   PerNodeReport nodes;                     // when per_node
+  // When per_node: each tensor the provider's run stored in another layout
+  // than its plan says (`kiln inspect --plan`), as "value: planned NHWC, ran
+  // NCHW". The values are still right (every kernel reads the strides it
+  // gets), so this is a finding, not a mismatch: a drift means a conversion
+  // or a strided copy the plan did not count.
+  std::vector<std::string> layout_drift;
   bool outputs_ok() const;
   bool ok() const;                         // outputs, and with per_node every tapped value
 };

@@ -119,6 +119,40 @@ TEST(Verify, FoldedAndRemovedValuesOfABuiltGraph) {
   EXPECT_FALSE(r.pass_notes.empty());
 }
 
+// The layout plan (`kiln inspect --plan`) is what the run does: a pooled
+// branch (one pixel per channel, dense in both layouts) upsampled by Resize
+// and a one-channel branch are concatenated with channels-last maps, as in
+// deeplabv3's ASPP. The Resize used to write such an input's output
+// row-major where the plan said channels-last, and the Concat then wrote
+// row-major too, copying every input through strides.
+TEST(Verify, PlannedLayoutsAreTheLayoutsTheRunUses) {
+  ir::GraphBuilder b(17);
+  auto x = b.AddInput("x", DType::kFloat32, Shape{1, 8, 6, 6});
+  auto conv = [&](const std::string& in, int64_t ic, int64_t oc, const std::string& name) {
+    auto w = b.AddRandomInitializer(name + "_w", DType::kFloat32, {oc, ic, 1, 1}, -0.5, 0.5);
+    return b.AddNode("Relu", {b.AddNode("Conv", {in, w}, {}, name)}, {}, name + "_relu");
+  };
+  auto a = conv(x, 8, 4, "branch");
+  auto one = conv(x, 8, 1, "one_channel");
+  auto pooled = conv(b.AddNode("GlobalAveragePool", {x}, {}, "pool"), 8, 4, "pooled");
+  auto scales = b.AddInitializer("scales", Tensor::FromVector<float>(DType::kFloat32, {4}, {1, 1, 6, 6}));
+  auto up = b.AddNode("Resize", {pooled, "", scales}, {ir::Attribute::String("mode", "linear")}, "upsample");
+  auto cat = b.AddNode("Concat", {a, one, up}, {ir::Attribute::Int("axis", 1)}, "concat");
+  b.AddOutput(conv(cat, 9, 3, "project"));
+  auto m = b.Build();
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  VerifyResult r = RunVerify(*m, "cpu", true);
+  EXPECT_TRUE(r.ok()) << r.nodes.summary;
+  EXPECT_THAT(r.layout_drift, ::testing::IsEmpty());
+  for (const char* name : {"upsample", "concat"}) {
+    const NodeCheck* nc = FindNode(r.nodes, name);
+    ASSERT_NE(nc, nullptr) << name;
+    EXPECT_EQ(nc->provider, "cpu") << name;
+    ASSERT_EQ(nc->outputs.size(), 1u) << name;
+    EXPECT_EQ(nc->outputs[0].layout, "NHWC") << name;
+  }
+}
+
 // ---- the faulty providers -------------------------------------------------------
 
 TEST(Verify, FaultyWriteMismatchesBehindTheNhwcTransposeWithTheLayoutMap) {

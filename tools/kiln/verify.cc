@@ -277,6 +277,11 @@ int DoVerify(const VerifyArgs& a) {
     PrintReport(entries);
   }
   if (res->per_node) PrintPerNode(res->nodes, a.provider);
+  if (!res->layout_drift.empty()) {
+    std::printf("\nlayouts: %zu values ran in another layout than planned (right values; a conversion the plan did not count):\n",
+                res->layout_drift.size());
+    for (const auto& d : res->layout_drift) std::printf("  %s\n", d.c_str());
+  }
 
   std::optional<verify::SweepResult> sweep;
   if (a.sweep) {
@@ -302,6 +307,7 @@ int DoVerify(const VerifyArgs& a) {
     nlohmann::json j = {{"model", a.model}, {"provider", a.provider}, {"opt_level", a.opt_level}, {"inputs", a.inputs},
                         {"seed", a.feed.seed}, {"verdict", ok ? "ok" : "MISMATCH"}, {"ok", ok},
                         {"provider_error", res->provider_error}, {"pass_notes", res->pass_notes},
+                        {"layout_drift", res->layout_drift},
                         {"outputs", nlohmann::json::array()}, {"per_node", nullptr}, {"sweep", nullptr}};
     for (const auto& v : res->outputs) j["outputs"].push_back(ValueJson(v));
     if (res->per_node) j["per_node"] = PerNodeJson(res->nodes);

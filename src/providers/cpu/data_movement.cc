@@ -10,6 +10,7 @@
 //    each input's contiguous block in turn (ConcatBlocks): on channels-last
 //    data a channel Concat copies each pixel's channel runs.
 // Any dtype but string (a byte copy by element size).
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -134,6 +135,20 @@ DimOrder SharedOrder(const std::vector<DimOrder>& orders, int rank) {
   return orders.empty() ? kRowMajor : orders[0];
 }
 
+// The run-time order of the output: the first input's order that every
+// input is dense in. FindOrder calls an input with size-1 dims row-major
+// (a 1x1xHxW map is dense in both orders), where the plan, which saw the
+// order its producer wrote, shares the other inputs' channels-last; taking
+// SharedOrder of FindOrder's answers would write the output row-major and
+// copy every input through strides. Row-major when no order fits all.
+DimOrder RunOrder(const std::vector<const Tensor*>& ins, const std::vector<DimOrder>& orders, int rank) {
+  for (const DimOrder& o : orders) {
+    if (SameOrder(o, kRowMajor, rank)) continue;
+    if (std::all_of(ins.begin(), ins.end(), [&](const Tensor* t) { return IsDenseInOrder(*t, o); })) return o;
+  }
+  return SharedOrder(orders, rank);
+}
+
 Status RunConcat(runtime::KernelContext& ctx, int64_t axis_attr) {
   std::vector<const Tensor*> ins;
   for (size_t i = 0; i < ctx.num_inputs(); ++i)
@@ -155,7 +170,7 @@ Status RunConcat(runtime::KernelContext& ctx, int64_t axis_attr) {
     if (!FindOrder(*t, &o)) return ctx.Error("cpu Concat was handed a non-dense input: " + t->Describe());
     orders.push_back(o);
   }
-  const DimOrder order = SharedOrder(orders, rank);
+  const DimOrder order = RunOrder(ins, orders, rank);
   KILN_ASSIGN_OR_RETURN(Tensor y, ctx.AllocOutput(0, ins[0]->dtype(), out, order));
   if (y.numel() == 0) return Status::Ok();
   if (IsDenseInOrder(y, order) && TryConcatBlocks(y, ins, order, axis)) return Status::Ok();

@@ -1,8 +1,9 @@
 // Resize (opsets 10-19) and Upsample on the cpu provider: nearest (all four
 // nearest modes) and linear, over the two spatial axes of a 4-D float32
 // tensor, in channels-last or row-major layout; the output keeps the input's
-// layout, except a graph output, which is written row-major (the order it
-// is returned in) from either. This kernel is where kiln's motivating bug
+// layout (an input of one pixel per channel, dense in both, counts as
+// channels-last), except a graph output, which is written row-major (the
+// order it is returned in) from either. This kernel is where kiln's motivating bug
 // lived (channels-last data read with channels-first strides behind an
 // absorbed Transpose), so it indexes only through the strides it was handed,
 // and its tests run every mode on both layouts, including behind a
@@ -101,7 +102,13 @@ Taps AxisTaps(const ResizeAttrs& a, const ops::ResizeAxis& ax, int64_t x) {
 Status RunResize(runtime::KernelContext& ctx, const ResizeAttrs& a, bool row_major_out) {
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DType::kFloat32 || x.rank() != 4) return ctx.Error("cpu Resize takes 4-D float32, got " + x.Describe());
-  const bool channels_last = IsDenseInOrder(x, kChannelsLast) && !IsDenseInOrder(x, kRowMajor);
+  // An input of one pixel per channel is dense in both orders; it is read
+  // as channels-last, and the output written so, as the factory declares
+  // (otherwise a pooled branch upsampled into a Concat, deeplabv3's ASPP,
+  // came out row-major between channels-last neighbours, and the Concat
+  // fell back to a strided copy: 1.7 ms at 1 thread instead of 0.4).
+  const bool point = x.shape()[2] * x.shape()[3] == 1;
+  const bool channels_last = IsDenseInOrder(x, kChannelsLast) && (point || !IsDenseInOrder(x, kRowMajor));
   if (!channels_last && !IsDenseInOrder(x, kRowMajor))
     return ctx.Error("cpu Resize was handed a layout it did not declare: " + x.Describe());
   ops::ResizeInputs ri;
@@ -253,7 +260,13 @@ runtime::KernelFactory ResizeFactory(bool upsample) {
     // A graph output is written row-major, the order it is returned in,
     // instead of converted after (deeplabv3's 21x512x512 output: ~3 ms).
     const bool row_major_out = init.is_graph_output(0);
-    l.output_order = [row_major_out](const std::vector<DimOrder>& in) { return row_major_out ? kRowMajor : in[0]; };
+    // A one-pixel input comes out channels-last whatever order it arrived in
+    // (RunResize), known here when H and W are static.
+    const ir::Dims& dims = *init.input_type(0)->shape;
+    const bool point = dims[2].known() && dims[3].known() && dims[2].value * dims[3].value == 1;
+    l.output_order = [row_major_out, point](const std::vector<DimOrder>& in) {
+      return row_major_out ? kRowMajor : point ? kChannelsLast : in[0];
+    };
     return runtime::Kernel([a, row_major_out](runtime::KernelContext& ctx) { return RunResize(ctx, a, row_major_out); }, std::move(l));
   };
 }
