@@ -201,22 +201,52 @@ SeparableConv::SeparableConv(const SeparableShape& s, const Step& expand, const 
   if (project.bias) std::copy(project.bias, project.bias + s.oc, bp_.get());
 }
 
+SeparableConv::Strip SeparableConv::StripOf(int64_t c0, int64_t c1) const {
+  const SeparableShape& s = s_;
+  const int64_t x0 = std::clamp<int64_t>(c0 * s.sw - s.pad_left, 0, s.iw);
+  const int64_t x1 = std::clamp<int64_t>((c1 - 1) * s.sw - s.pad_left + s.k, x0, s.iw);
+  return {c0, c1, x0, x1};
+}
+
 void SeparableConv::Run(const float* x, float* y, const float* z) const {
   const SeparableShape& s = s_;
   const double pixels_in = static_cast<double>(s.n * s.ih * s.iw), pixels_out = static_cast<double>(s.n * s.oh * s.ow);
   const double flops = 2.0 * ((s.expand ? pixels_in * s.ic * s.m : 0.0) + pixels_out * s.m * (s.k * s.k + s.oc));
+  const int64_t work = flops < kSerialFlops ? 0 : kParallelMin;
+  const int64_t threads = work ? std::min<int64_t>(omp_get_max_threads(), std::max<int64_t>(1, s.ow / 8)) : 1;
+  // A thread's work by rows: its share of the output rows plus the k - sh
+  // rows its windows share with the next thread's, expanded twice. By
+  // columns: all rows, its share of the columns plus k - sw. A map of few
+  // rows splits better by columns: PP-OCRv4 rec's 5x5 blocks at 3x80 (2
+  // rows for one thread, 1 for the other) and 12x80 (8 of 12 input rows
+  // expanded per thread, against 44 of 80 columns).
+  auto cost = [&](int64_t out_rows, int64_t out_cols) {
+    const int64_t in_rows = std::min(s.ih, (out_rows - 1) * s.sh + s.k), in_cols = std::min(s.iw, (out_cols - 1) * s.sw + s.k);
+    return static_cast<double>(in_rows * in_cols) * static_cast<double>(s.expand ? s.ic * s.m : 0) +
+           static_cast<double>(out_rows * out_cols) * static_cast<double>(s.m * (s.k * s.k + s.oc));
+  };
+  const bool by_columns = threads > 1 && s.n == 1 &&
+                          cost(s.oh, (s.ow + threads - 1) / threads) < 0.9 * cost((s.oh + threads - 1) / threads, s.ow);
+  if (by_columns) {
+    ParallelFor(threads, work, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) RunRows(x, y, z, 0, 0, s.oh, StripOf(s.ow * t / threads, s.ow * (t + 1) / threads));
+    });
+    return;
+  }
   // Each thread takes whole images' row ranges; a range never crosses an image.
-  ParallelFor(s.n * s.oh, flops < kSerialFlops ? 0 : kParallelMin, [&](int64_t r0, int64_t r1) {
+  ParallelFor(s.n * s.oh, work, [&](int64_t r0, int64_t r1) {
     while (r0 < r1) {
       const int64_t n = r0 / s.oh, end = std::min(r1, (n + 1) * s.oh);
-      RunRows(x, y, z, n, r0 - n * s.oh, end - n * s.oh);
+      RunRows(x, y, z, n, r0 - n * s.oh, end - n * s.oh, StripOf(0, s.ow));
       r0 = end;
     }
   });
 }
 
-void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1) const {
+void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1, const Strip& st) const {
   const SeparableShape& s = s_;
+  const int64_t iw = st.x1 - st.x0, ow = st.c1 - st.c0;  // the strip's input and output widths
+  const bool whole = ow == s.ow;  // rows of x, the ring and y are contiguous runs of pixels
   thread_local BigVector<float> ring_buf, band_buf;
   float* ring = s.expand ? Scratch(ring_buf, ring_ * s.iw * mp_) : nullptr;
   float* d = Scratch(band_buf, band_ * s.ow * mp_);
@@ -229,45 +259,55 @@ void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n,
       const int64_t lo = std::max<int64_t>(0, b0 * s.sh - s.pad_top);
       const int64_t hi = std::min(s.ih, (b1 - 1) * s.sh - s.pad_top + s.k);
       for (int64_t a = std::max(next, lo); a < hi;) {
-        const int64_t slot = a % ring_, len = std::min(hi - a, ring_ - slot);
-        float* e = ring + slot * s.iw * mp_;
+        const int64_t slot = a % ring_, len = whole ? std::min(hi - a, ring_ - slot) : 1;
+        float* e = ring + slot * iw * mp_;
         const Clamp c = ClampOf(act_e_);
         for (int64_t b = 0; b * kPanel < mp_; ++b)
-          PackedGemm(x + (n * s.ih + a) * s.iw * s.ic, s.ic, len * s.iw, s.ic, we_.get() + b * s.ic * kPanel, GemmPanelWidth(mp_, b) / 16,
+          PackedGemm(x + ((n * s.ih + a) * s.iw + st.x0) * s.ic, s.ic, len * iw, s.ic, we_.get() + b * s.ic * kPanel, GemmPanelWidth(mp_, b) / 16,
                      be_.get() + b * kPanel, e + b * kPanel, mp_, {.lo = c.lo, .hi = c.hi, .prefetch = we_.get() + (b + 1) * s.ic * kPanel});
-        if (!Clamps(act_e_)) ResidualActivationInPlace(e, nullptr, len * s.iw * mp_, act_e_);
+        if (!Clamps(act_e_)) ResidualActivationInPlace(e, nullptr, len * iw * mp_, act_e_);
         a += len;
       }
       next = std::max(next, hi);
     }
-    for (int64_t r = b0; r < b1; ++r) Depthwise(x, n, ring, r, d + (r - b0) * s.ow * mp_);
-    float* yb = y + (n * s.oh + b0) * s.ow * s.oc;
-    const float* zb = z ? z + (yb - y) : nullptr;
+    for (int64_t r = b0; r < b1; ++r) Depthwise(x, n, ring, r, d + (r - b0) * ow * mp_, st);
+    // The band's output rows: one run of pixels for the whole width, one per
+    // row for a strip.
     const Clamp c = ClampOf(act_p_);
-    for (int64_t b = 0; b * kPanel < ocp_; ++b) {
-      const int64_t o0 = b * kPanel;
-      PackedGemm(d, mp_, (b1 - b0) * s.ow, s.m, wp_.get() + b * s.m * kPanel, GemmPanelWidth(ocp_, b) / 16, bp_.get() + o0, yb + o0, s.oc,
-                 {.z = zb ? zb + o0 : nullptr, .channels = std::min(kPanel, s.oc - o0), .lo = c.lo, .hi = c.hi, .prefetch = wp_.get() + (b + 1) * s.m * kPanel});
+    for (int64_t r = b0; r < b1; r += whole ? b1 - b0 : 1) {
+      const int64_t rows = whole ? b1 - b0 : 1;
+      float* yr = y + ((n * s.oh + r) * s.ow + st.c0) * s.oc;
+      const float* zr = z ? z + (yr - y) : nullptr;
+      const float* dr = d + (r - b0) * ow * mp_;
+      for (int64_t b = 0; b * kPanel < ocp_; ++b) {
+        const int64_t o0 = b * kPanel;
+        PackedGemm(dr, mp_, rows * ow, s.m, wp_.get() + b * s.m * kPanel, GemmPanelWidth(ocp_, b) / 16, bp_.get() + o0, yr + o0, s.oc,
+                   {.z = zr ? zr + o0 : nullptr, .channels = std::min(kPanel, s.oc - o0), .lo = c.lo, .hi = c.hi, .prefetch = wp_.get() + (b + 1) * s.m * kPanel});
+      }
+      if (!Clamps(act_p_)) ResidualActivationInPlace(yr, nullptr, rows * ow * s.oc, act_p_);
     }
-    if (!Clamps(act_p_)) ResidualActivationInPlace(yb, nullptr, (b1 - b0) * s.ow * s.oc, act_p_);
   }
 }
 
 // Output row r of image n into d ([ow][mp]), activation applied. The source
 // is the ring of expanded rows, or x itself without expansion.
-void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int64_t r, float* d) const {
+void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int64_t r, float* d, const Strip& st) const {
   const SeparableShape& s = s_;
+  // The strip as a map of its own: iw input columns from st.x0, ow outputs,
+  // pad_left columns of padding left of its first window (0 but at the
+  // map's left edge).
+  const int64_t iw = st.x1 - st.x0, ow = st.c1 - st.c0, pad_left = st.x0 - (st.c0 * s.sw - s.pad_left);
   const int64_t es = s.expand ? mp_ : s.ic;  // floats between source columns
   const int64_t top = r * s.sh - s.pad_top;
   const int64_t kh0 = std::max<int64_t>(0, -top), kh1 = std::min(s.k, s.ih - top);
   const float* rows[kMaxK];
   for (int64_t i = kh0; i < kh1; ++i) {
     const int64_t a = top + i;
-    rows[i - kh0] = s.expand ? ring + (a % ring_) * s.iw * mp_ : x + (n * s.ih + a) * s.iw * s.ic;
+    rows[i - kh0] = s.expand ? ring + (a % ring_) * iw * mp_ : x + ((n * s.ih + a) * s.iw + st.x0) * s.ic;
   }
   // Output columns whose window lies inside the input horizontally.
-  const int64_t col_lo = std::min(s.ow, (s.pad_left + s.sw - 1) / s.sw);
-  const int64_t col_hi = s.iw + s.pad_left >= s.k ? std::clamp((s.iw + s.pad_left - s.k) / s.sw + 1, col_lo, s.ow) : col_lo;
+  const int64_t col_lo = std::min(ow, (pad_left + s.sw - 1) / s.sw);
+  const int64_t col_hi = iw + pad_left >= s.k ? std::clamp((iw + pad_left - s.k) / s.sw + 1, col_lo, ow) : col_lo;
   const float* in[kMaxK];
   DwTile t{};
   t.in = in;
@@ -284,7 +324,7 @@ void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int6
   // window row) stay in L1 for all the vectors; vectors outer would sweep
   // whole rows (tens of KB each, the ring beyond L1) once per vector.
   auto tile = [&](int64_t c, int64_t np, int64_t j0, int64_t j1) {
-    const int64_t left = c * s.sw - s.pad_left + j0;
+    const int64_t left = c * s.sw - pad_left + j0;
     t.taps_w = j1 - j0;
     const int table = t.taps_w == 3 ? 1 : t.taps_w == 5 ? 2 : 0;
     for (int64_t v = 0; v < vectors; ++v) {
@@ -302,13 +342,13 @@ void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int6
   // padding on each side: row tiles of equal width over the whole row.
   // Before, the first and last output columns took the one-pixel path, a
   // seventh of the work at 14x14 and two sevenths at 7x7.
-  const int64_t pad_right = std::max<int64_t>(0, s.ow + s.k - 1 - s.pad_left - s.iw);  // missing columns right of the last window
-  if (s.k == 3 && s.sw == 1 && t.taps_h > 0 && (s.expand || s.m % 16 == 0) && s.pad_left <= 1 && pad_right <= 1) {
-    const int64_t chunks = (s.ow + kDwRowPixels - 1) / kDwRowPixels, per = (s.ow + chunks - 1) / chunks;
-    for (int64_t c = 0; c < s.ow; c += per) {
-      const int64_t np = std::min(per, s.ow - c);
-      const bool pl = c == 0 && s.pad_left == 1, pr = c + np == s.ow && pad_right == 1;
-      const int64_t first = c - s.pad_left + (pl ? 1 : 0);  // the first input column read
+  const int64_t pad_right = std::max<int64_t>(0, ow + s.k - 1 - pad_left - iw);  // missing columns right of the last window
+  if (s.k == 3 && s.sw == 1 && t.taps_h > 0 && (s.expand || s.m % 16 == 0) && pad_left <= 1 && pad_right <= 1) {
+    const int64_t chunks = (ow + kDwRowPixels - 1) / kDwRowPixels, per = (ow + chunks - 1) / chunks;
+    for (int64_t c = 0; c < ow; c += per) {
+      const int64_t np = std::min(per, ow - c);
+      const bool pl = c == 0 && pad_left == 1, pr = c + np == ow && pad_right == 1;
+      const int64_t first = c - pad_left + (pl ? 1 : 0);  // the first input column read
       const DwFn fn = kDwRowTiles3[pl][pr][np];
       for (int64_t v = 0; v < vectors; ++v) {
         t.bias = bd_.get() + 16 * v;
@@ -320,14 +360,14 @@ void SeparableConv::Depthwise(const float* x, int64_t n, const float* ring, int6
     }
   } else {
     auto border = [&](int64_t c) {
-      const int64_t left = c * s.sw - s.pad_left;
-      tile(c, 1, std::max<int64_t>(0, -left), std::min(s.k, s.iw - left));
+      const int64_t left = c * s.sw - pad_left;
+      tile(c, 1, std::max<int64_t>(0, -left), std::min(s.k, iw - left));
     };
     for (int64_t c = 0; c < col_lo; ++c) border(c);
     for (int64_t c = col_lo; c < col_hi; c += kDwPixels) tile(c, std::min<int64_t>(kDwPixels, col_hi - c), 0, s.k);
-    for (int64_t c = col_hi; c < s.ow; ++c) border(c);
+    for (int64_t c = col_hi; c < ow; ++c) border(c);
   }
-  if (!Clamps(act_d_)) ResidualActivationInPlace(d, nullptr, s.ow * mp_, act_d_);
+  if (!Clamps(act_d_)) ResidualActivationInPlace(d, nullptr, ow * mp_, act_d_);
 }
 
 }  // namespace kiln::cpu

@@ -15,9 +15,11 @@
 //
 // Each value is one fixed-order sum, as the unfused convolutions compute it
 // (expansion and projection on PackedGemm, direct_conv.h), and rows are
-// split into one contiguous chunk per thread: the thread count changes no
-// result. A chunk recomputes the expansion of the k - 1 rows its windows
-// share with the previous chunk.
+// split into one contiguous chunk per thread (a map of few rows, such as
+// PP-OCRv4 rec's 3x80 and 12x80, into one strip of columns per thread
+// instead): the thread count changes no result. A chunk recomputes the
+// expansion of the k - sh rows (a strip: k - sw columns) its windows share
+// with the previous one.
 #pragma once
 
 #include <cstdint>
@@ -58,8 +60,15 @@ class SeparableConv {
   void Run(const float* x, float* y, const float* z) const;
 
  private:
-  void RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1) const;
-  void Depthwise(const float* x, int64_t n, const float* ring, int64_t r, float* d) const;
+  // Output columns [c0, c1) of a row range, from input columns [x0, x1)
+  // (those their windows read); the whole width unless the threads split
+  // the map by columns (Run).
+  struct Strip {
+    int64_t c0, c1, x0, x1;
+  };
+  Strip StripOf(int64_t c0, int64_t c1) const;
+  void RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1, const Strip& st) const;
+  void Depthwise(const float* x, int64_t n, const float* ring, int64_t r, float* d, const Strip& st) const;
 
   SeparableShape s_;
   int64_t mp_, ocp_;  // m and oc rounded up to 16

@@ -5,7 +5,8 @@
 // maps narrower than a band and wider, asymmetric end padding, a batch of
 // two, a residual (also written in place), activations applied in registers
 // (Relu, Clip) and after (HardSwish, post_affine), and one to three threads
-// giving the same bits. The provider wiring is tested in conv_test.cc.
+// giving the same bits, the threads splitting the rows or, for maps of few
+// rows, the columns. The provider wiring is tested in conv_test.cc.
 #include "providers/cpu/separable_conv.h"
 
 #include <gtest/gtest.h>
@@ -41,7 +42,8 @@ struct Acts {
   ops::ActivationAttrs e, d, p;
 };
 
-void Check(const Case& c, bool residual, const Acts& acts, bool in_place = false, int threads = 1) {
+// The kernel's output, checked against the definition.
+std::vector<float> Check(const Case& c, bool residual, const Acts& acts, bool in_place = false, int threads = 1) {
   SeparableShape s;
   s.n = c.n;
   s.ih = c.ih;
@@ -114,7 +116,8 @@ void Check(const Case& c, bool residual, const Acts& acts, bool in_place = false
       worst = std::max(worst, err);
       if (!(err < 1e-4)) ++bad;  // float sums of up to ~600 terms against double
     }
-  EXPECT_EQ(bad, 0) << Name(c) << ": worst relative error " << worst;
+  EXPECT_EQ(bad, 0) << Name(c) << " at " << threads << " threads: worst relative error " << worst;
+  return y;
 }
 
 TEST(SeparableConv, InvertedResidualsAgainstDefinition) {
@@ -209,6 +212,26 @@ TEST(SeparableConv, ThreadCountChangesNoBit) {
   EXPECT_EQ(ys[0], ys[1]);
   EXPECT_EQ(ys[0], ys[2]);
   Check({2, 16, 96, 24, 40, 40, 3, 1, true}, true, {relu6, relu6, {}}, false, 2);
+}
+
+// Maps of few rows split across the threads by columns (Run): each strip
+// expands its own columns plus the k - sw its windows share with the next
+// strip's. Against the definition at 2 and 3 threads, and bit for bit the
+// 1-thread output: with and without expansion, 5x5 and 3x3 windows, stride
+// 2, padding on every side (the first and last strips hold it), a residual.
+TEST(SeparableConv, ColumnStripsForMapsOfFewRows) {
+  if (!SeparableConv::Available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const Acts relu6{Act(ops::Activation::kClip, 0, 6), Act(ops::Activation::kClip, 0, 6), {}};
+  const Acts hs{Act(ops::Activation::kHardSwish), Act(ops::Activation::kHardSwish), Act(ops::Activation::kSigmoid)};
+  for (const Case& c : {Case{1, 48, 96, 32, 3, 80, 5, 1, true}, Case{1, 128, 0, 128, 4, 120, 3, 2, false},
+                        Case{1, 16, 128, 24, 6, 50, 5, 1, true, 2, 1, 2, 3}, Case{1, 64, 96, 40, 2, 100, 3, 1, true}}) {
+    for (bool residual : {false, true}) {
+      const std::vector<float> one = Check(c, residual, relu6, false, 1);
+      EXPECT_EQ(Check(c, residual, relu6, false, 2), one) << Name(c);
+      EXPECT_EQ(Check(c, residual, relu6, false, 3), one) << Name(c);
+    }
+    EXPECT_EQ(Check(c, true, hs, false, 2), Check(c, true, hs, false, 1)) << Name(c);
+  }
 }
 
 }  // namespace
