@@ -445,6 +445,25 @@ TEST(CpuResize, GraphOutputWrittenRowMajorOthersKeepTheLayout) {
     }
 }
 
+// An input of one pixel per channel (a pooled branch) is dense in both
+// layouts; whichever it arrives in, the output is channels-last, as planned.
+TEST(CpuResize, OnePixelPerChannelComesOutChannelsLast) {
+  for (In layout : {In::kNCHW, In::kNHWC})
+    for (const char* mode : {"nearest", "linear"}) {
+      Case c{std::string(mode) + (layout == In::kNHWC ? " NHWC" : " NCHW"), "Resize", {{{2, 5, 1, 1}, layout}},
+             {Attribute::String("mode", mode)}, {{1, Tensor()}, {2, F({1, 1, 4, 3})}}, 19};
+      c.followed = true;
+      Check(c);
+      auto s = CpuSession(Build(c).model);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      const runtime::Executor& ex = *(*s)->impl().executor;
+      std::string out;
+      for (const auto& node : ex.model().graph.nodes)
+        if (node.name == "op") out = node.outputs[0];
+      EXPECT_EQ(OrderName(ex.PlanLayouts().orders[out], 4), "NHWC") << c.what;
+    }
+}
+
 TEST(CpuResize, SizesInputAndOldOpsets) {
   for (In layout : {In::kNCHW, In::kNHWC}) {
     // Opset 11 tf_half_pixel_for_nn maps the unresized N and C axes too (x -> x + 0.5):

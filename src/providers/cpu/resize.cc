@@ -3,11 +3,11 @@
 // tensor, in channels-last or row-major layout; the output keeps the input's
 // layout (an input of one pixel per channel, dense in both, counts as
 // channels-last), except a graph output, which is written row-major (the
-// order it is returned in) from either. This kernel is where kiln's motivating bug
-// lived (channels-last data read with channels-first strides behind an
-// absorbed Transpose), so it indexes only through the strides it was handed,
-// and its tests run every mode on both layouts, including behind a
-// zero-copy Transpose, as a graph output and read by a later node.
+// order it is returned in) from either. This kernel is where kiln's
+// motivating bug lived (channels-last data read with channels-first strides
+// behind an absorbed Transpose), so it indexes only through the strides it
+// was handed, and its tests run every mode on both layouts, including
+// behind a zero-copy Transpose, as a graph output and read by a later node.
 //
 // The output geometry and the source coordinate of each output index come
 // from src/ops/resize.h, the same code the reference uses; the neighbour
