@@ -246,7 +246,13 @@ void SeparableConv::Run(const float* x, float* y, const float* z) const {
 void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n, int64_t r0, int64_t r1, const Strip& st) const {
   const SeparableShape& s = s_;
   const int64_t iw = st.x1 - st.x0, ow = st.c1 - st.c0;  // the strip's input and output widths
-  const bool whole = ow == s.ow;  // rows of x, the ring and y are contiguous runs of pixels
+  const bool whole = ow == s.ow;  // rows of y and of the band buffer are contiguous runs of pixels
+  // Rows of x and the ring likewise, when the strip spans the input's whole
+  // width: not for a strip, nor for a map whose last column no window reads
+  // (no end padding at stride 2 over an even width), which is expanded row
+  // by row as a strip is (it had read the next row's first pixels as that
+  // column's).
+  const bool whole_in = iw == s.iw;
   thread_local BigVector<float> ring_buf, band_buf;
   float* ring = s.expand ? Scratch(ring_buf, ring_ * s.iw * mp_) : nullptr;
   float* d = Scratch(band_buf, band_ * s.ow * mp_);
@@ -259,7 +265,7 @@ void SeparableConv::RunRows(const float* x, float* y, const float* z, int64_t n,
       const int64_t lo = std::max<int64_t>(0, b0 * s.sh - s.pad_top);
       const int64_t hi = std::min(s.ih, (b1 - 1) * s.sh - s.pad_top + s.k);
       for (int64_t a = std::max(next, lo); a < hi;) {
-        const int64_t slot = a % ring_, len = whole ? std::min(hi - a, ring_ - slot) : 1;
+        const int64_t slot = a % ring_, len = whole_in ? std::min(hi - a, ring_ - slot) : 1;
         float* e = ring + slot * iw * mp_;
         const Clamp c = ClampOf(act_e_);
         for (int64_t b = 0; b * kPanel < mp_; ++b)

@@ -153,6 +153,10 @@ TEST(SeparableConv, DepthwisePaddingCases) {
       {1, 16, 32, 16, 8, 10, 3, 2, true, 1, 1, 1, 1},   // stride 2, even width: no right padding read
       {1, 16, 32, 16, 9, 11, 3, 2, true, 1, 1, 1, 1},   // stride 2, odd width: the last window's right column is padding
       {1, 16, 32, 16, 9, 11, 3, 2, true, 0, 0, 0, 0},   // stride 2, valid
+      {1, 16, 32, 16, 9, 10, 3, 2, true, 0, 0, 0, 0},   // stride 2, valid, even width: the last column is never read
+      {2, 16, 32, 16, 6, 20, 5, 2, true, 0, 2, 0, 0},   // the same at 5x5, batch 2
+      {1, 32, 0, 16, 9, 10, 3, 2, false, 0, 0, 0, 0},   // the same without expansion
+      {1, 16, 32, 16, 10, 9, 3, 1, true, 0, 0, 0, 0},   // stride 1, valid
       {1, 16, 32, 16, 9, 11, 3, 2, true, 2, 2, 2, 2},   // stride 2, pads of 2: the one-pixel path
       {1, 16, 32, 16, 3, 1, 3, 2, true, 1, 1, 1, 1},    // stride 2, one pixel wide
       {2, 32, 0, 16, 7, 40, 3, 2, false, 1, 1, 0, 0},   // stride 2, no expansion, batch 2
