@@ -113,6 +113,7 @@ class Generator {
   bool ReduceMean();
   bool SqueezeExcite();
   bool ConvResidual();
+  bool InvertedResidual();
   // An activation of `x` (same shape); records its name.
   std::string Activation(const std::string& x, const Shape& shape);
   std::string ActivationNodes(const std::string& x);
@@ -775,6 +776,50 @@ bool Generator::ConvResidual() {
   return true;
 }
 
+// MobileNet's inverted residual, the chain the separable-block fusion
+// takes: an optional 1x1 expansion, a depthwise k x k, a 1x1 projection
+// (activations after the first two, a residual where the shapes allow).
+// Chains of the Conv production rarely form it, so the fused kernel's
+// windows, strides and pads (VALID and uneven ones: a stride-2 window that
+// never reads the last column went wrong there once) get their own draw.
+bool Generator::InvertedResidual() {
+  FVal x = PickSpine();
+  const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+  const int64_t max_c = o_.limits.max_channels;
+  if (c > max_c) return false;
+  const bool expand = Chance(0.75);
+  const int64_t m = expand ? Int(c, std::max(c, max_c)) : c;
+  const int64_t k = Pick(std::vector<int64_t>{3, 3, 5}), stride = Chance(0.6) ? 1 : 2;
+  Window1D wh{k, stride, 1, 0, 0}, ww{k, stride, 1, 0, 0};
+  const bool same = Chance(0.5);
+  for (Window1D* win : {&wh, &ww}) {
+    if (same) win->pad_begin = win->pad_end = k / 2;
+    else { win->pad_begin = Int(0, k - 1); win->pad_end = Int(0, k - 1); }
+  }
+  const int64_t oh = WindowOutSize(h, wh), ow = WindowOutSize(w, ww);
+  const int64_t oc = Chance(0.4) ? c : Int(1, max_c);
+  const Shape expanded = {n, m, h, w}, filtered = {n, m, oh, ow}, out = {n, oc, oh, ow};
+  if (oh < 1 || ow < 1 || !Fits(expanded) || !Fits(out)) return false;
+  std::string t = x.name;
+  if (expand) {
+    const double se = ConvScale(c);
+    t = Activation(Node("Conv", {t, Weight({m, c, 1, 1}, -se, se), Weight({m}, -0.5, 0.5)}), expanded);
+  }
+  const double sd = ConvScale(k * k), sp = ConvScale(m);
+  t = Node("Conv", {t, Weight({m, 1, k, k}, -sd, sd), Weight({m}, -0.5, 0.5)},
+           {Attribute::Int("group", m), Attribute::Ints("kernel_shape", {k, k}), Attribute::Ints("strides", {stride, stride}),
+            Attribute::Ints("pads", {wh.pad_begin, ww.pad_begin, wh.pad_end, ww.pad_end})});
+  t = Activation(t, filtered);
+  std::string y = Node("Conv", {t, Weight({oc, m, 1, 1}, -sp, sp), Weight({oc}, -0.5, 0.5)});
+  if (out == x.shape && Chance(0.6)) {
+    inner_.push_back({y, out});
+    y = Node("Add", {y, x.name});
+  }
+  Used("InvertedResidual");
+  Spine(y, out);
+  return true;
+}
+
 Result<ir::Model> Generator::Run() {
   // The input: NHWC transposed inside the model (usually), or NCHW.
   const int64_t n = Chance(0.85) ? 1 : 2;
@@ -825,6 +870,7 @@ Result<ir::Model> Generator::Run() {
       {2.5, &Generator::BatchNorm}, {2.5, &Generator::Reshape},     {2, &Generator::FlattenGemm},
       {2, &Generator::MatMul},      {2, &Generator::SqueezeUnsqueeze}, {2, &Generator::Softmax},
       {2, &Generator::ReduceMean},  {1.5, &Generator::SqueezeExcite},  {3, &Generator::ConvResidual},
+      {3, &Generator::InvertedResidual},
   };
   double total = 0;
   for (const Entry& e : kTable) total += e.weight;
@@ -938,7 +984,7 @@ const std::vector<std::string>& FuzzProductionNames() {
       "MulSame", "MulConst", "MulScalar", "SubConst", "DivConst", "DivScalar", "Relu", "LeakyRelu", "Sigmoid", "Tanh",
       "HardSigmoid", "HardSwish", "Relu6", "Clip", "SiLU", "HardSwishDecomposed", "HardSwishHardSigmoid",
       "BatchNormalization", "Reshape", "Flatten", "Gemm", "MatMul2D", "MatMul", "Squeeze", "Unsqueeze", "Softmax",
-      "LogSoftmax", "ReduceMean", "SqueezeExcite", "ConvResidual", "Float16"};
+      "LogSoftmax", "ReduceMean", "SqueezeExcite", "ConvResidual", "InvertedResidual", "Float16"};
   return kNames;
 }
 
