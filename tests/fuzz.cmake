@@ -17,11 +17,25 @@ add_test(NAME fuzz_cpu_all_levels_t1
 add_test(NAME fuzz_cpu_all_levels_t2
          COMMAND kiln_cli fuzz --seed 1000001 --count 200 --provider cpu --opt-level all-levels --threads 2 --max-ops 16
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
+# The same graphs through kiln's own convolution kernels wherever they can
+# run them (the fuzzer's maps, at most 24 px and 32 channels, are below most
+# of the thresholds where they are preferred: 2x2 Winograd tiles from 64
+# channels, the 1x1 kernel above 128): 4x4 Winograd tiles, the 1x1 and the
+# direct kernel; then 2x2 tiles. 200 graphs x 4 levels each, ~8 s.
+add_test(NAME fuzz_cpu_own_kernels
+         COMMAND kiln_cli fuzz --seed 3000001 --count 200 --provider cpu --opt-level all-levels --threads 2
+                 --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
+set_tests_properties(fuzz_cpu_own_kernels PROPERTIES ENVIRONMENT "KILN_CPU_WINOGRAD=kiln;KILN_CPU_POINTWISE=all;KILN_CPU_DIRECT=all")
+add_test(NAME fuzz_cpu_own_kernels_winograd2
+         COMMAND kiln_cli fuzz --seed 3100001 --count 200 --provider cpu --opt-level all-levels --threads 1
+                 --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
+set_tests_properties(fuzz_cpu_own_kernels_winograd2 PROPERTIES ENVIRONMENT "KILN_CPU_WINOGRAD=kiln2;KILN_CPU_DIRECT=all")
 # float16 variants of the graphs (src/verify/fuzz_float16.h), 300 x 4 levels ~6 s.
 add_test(NAME fuzz_cpu_float16_all_levels
          COMMAND kiln_cli fuzz --seed 2000001 --count 300 --float16 1 --provider cpu --opt-level all-levels --threads 1
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
-set_tests_properties(fuzz_cpu_all_levels_t1 fuzz_cpu_all_levels_t2 fuzz_cpu_float16_all_levels PROPERTIES TIMEOUT 600)
+set_tests_properties(fuzz_cpu_all_levels_t1 fuzz_cpu_all_levels_t2 fuzz_cpu_float16_all_levels fuzz_cpu_own_kernels
+                     fuzz_cpu_own_kernels_winograd2 PROPERTIES TIMEOUT 600)
 
 # Reproducers of bugs the fuzzer found (tests/regressions/<name>/, ONNX
 # backend-test folders), replayed on the cpu and reference providers. Bugs not fixed yet are
