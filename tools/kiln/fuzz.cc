@@ -4,6 +4,7 @@
 // seed S+i; each runs on the reference provider and on the provider at each
 // opt level, and every output is compared. One line per failure, then
 // "N passed, N failed". Exit codes: 0 all passed, 1 a failure, 2 bad arguments.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -29,6 +30,7 @@ struct FuzzArgs {
   int max_reduce_checks = 400;
   bool verbose = false;
   int max_ops = 0;
+  int max_channels = 0;
   double float16 = 0;
   int timeout = 120;
 };
@@ -47,6 +49,14 @@ int DoFuzz(const FuzzArgs& a) {
   c.max_reduce_checks = a.max_reduce_checks;
   c.timeout_s = a.timeout;
   if (a.max_ops > 0) c.graph.max_ops = a.max_ops;
+  if (a.max_channels > 0) {
+    // Wider convolutions on smaller maps: a channel axis may double in a
+    // Concat, and the element bound keeps a graph's run short.
+    verify::FuzzLimits& l = c.graph.limits;
+    l.max_channels = a.max_channels;
+    l.max_dim = std::max<int64_t>(l.max_dim, 2 * a.max_channels);
+    l.max_numel = std::max<int64_t>(l.max_numel, 2 * a.max_channels * 12 * 12);
+  }
   c.graph.float16_probability = a.float16;
   if (c.graph.min_ops > c.graph.max_ops) c.graph.min_ops = c.graph.max_ops;
   auto levels = verify::ParseFuzzLevels(a.opt_level);
@@ -111,6 +121,9 @@ void AddFuzzCommand(CLI::App& app, Commands& cmds) {
   sub->add_option("--emit", a->emit, "write every graph, with the reference's outputs, as a backend-test folder EMIT/seed_<S>/");
   sub->add_option("--skip", a->skip, "seeds not to run (known bugs), comma-separated; repeatable");
   sub->add_option("--max-ops", a->max_ops, "most productions per graph (default 10)");
+  sub->add_option("--max-channels", a->max_channels,
+                  "most output channels of a generated convolution (default 32; more reaches kernels' multi-panel paths)")
+      ->check(CLI::Range(1, 512));
   sub->add_option("--float16", a->float16, "probability that a graph is made float16 (default 0; 1 = all)")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--timeout", a->timeout, "seconds per graph before it counts as hung (default 120)");
   sub->add_flag("--no-isolate", a->no_isolate, "run graphs in this process (a crash ends the run)");
