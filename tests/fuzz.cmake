@@ -18,11 +18,11 @@ add_test(NAME fuzz_cpu_all_levels_t1
 add_test(NAME fuzz_cpu_all_levels_t2
          COMMAND kiln_cli fuzz --seed 1000001 --count 200 --provider cpu --opt-level all-levels --threads 2 --max-ops 16
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
-# The same graphs through kiln's own convolution kernels wherever they can
+# Further graphs through kiln's own convolution kernels wherever they can
 # run them (the fuzzer's maps, at most 24 px and 32 channels, are below most
 # of the thresholds where they are preferred: 2x2 Winograd tiles from 64
 # channels, the 1x1 kernel above 128): 4x4 Winograd tiles, the 1x1 and the
-# direct kernel; then 2x2 tiles. 200 graphs x 4 levels each, ~8 s.
+# direct kernel; then 2x2 tiles. 2 x 200 graphs at every level, ~9 s.
 add_test(NAME fuzz_cpu_own_kernels
          COMMAND kiln_cli fuzz --seed 3000001 --count 200 --provider cpu --opt-level all-levels --threads 2
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})
@@ -35,7 +35,7 @@ set_tests_properties(fuzz_cpu_own_kernels_winograd2 PROPERTIES ENVIRONMENT "KILN
 # that width): weight panels of 64 channels and more, channel shares split
 # inside a panel, the 1x1 kernel (more than 128 input channels) and 2x2
 # Winograd tiles (64 and more) at their default thresholds, then everything
-# through kiln's own kernels again. 2 x 200 graphs at every level, ~20 s.
+# through kiln's own kernels again. 2 x 200 graphs at every level, ~12 s.
 add_test(NAME fuzz_cpu_wide_channels
          COMMAND kiln_cli fuzz --seed 5000001 --count 200 --max-channels 160 --provider cpu --opt-level all-levels --threads 2
                  --out ${CMAKE_BINARY_DIR}/fuzz_failures ${KILN_FUZZ_SKIP})

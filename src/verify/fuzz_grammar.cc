@@ -788,7 +788,7 @@ bool Generator::InvertedResidual() {
   const int64_t max_c = o_.limits.max_channels;
   if (c > max_c) return false;
   const bool expand = Chance(0.75);
-  const int64_t m = expand ? Int(c, std::max(c, max_c)) : c;
+  const int64_t m = expand ? Int(c, max_c) : c;
   const int64_t k = Pick(std::vector<int64_t>{3, 3, 5}), stride = Chance(0.6) ? 1 : 2;
   Window1D wh{k, stride, 1, 0, 0}, ww{k, stride, 1, 0, 0};
   const bool same = Chance(0.5);

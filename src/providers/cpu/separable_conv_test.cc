@@ -138,7 +138,8 @@ TEST(SeparableConv, InvertedResidualsAgainstDefinition) {
 // else its one-pixel path at the borders (as stride 2 always does): pads 0,
 // 1 and 2, asymmetric ones, a one-pixel-wide map, rows of one to three
 // tiles, the top and bottom rows' clipped windows, and at stride 2 even and
-// odd widths (the last window ends at the last column or one past it).
+// odd widths (the last window ends at the last column or one past it, or,
+// without end padding, one before it: that column is never read).
 TEST(SeparableConv, DepthwisePaddingCases) {
   if (!SeparableConv::Available()) GTEST_SKIP() << "no AVX-512 on this CPU";
   const Acts relu6{Act(ops::Activation::kClip, 0, 6), Act(ops::Activation::kClip, 0, 6), {}};
