@@ -790,11 +790,15 @@ bool Generator::InvertedResidual() {
   const bool expand = Chance(0.75);
   const int64_t m = expand ? Int(c, max_c) : c;
   const int64_t k = Pick(std::vector<int64_t>{3, 3, 5}), stride = Chance(0.6) ? 1 : 2;
-  Window1D wh{k, stride, 1, 0, 0}, ww{k, stride, 1, 0, 0};
+  // Dilated, as DeepLab's MobileNet backbones are in their last stages
+  // (the fusion takes the block; the cpu kernel declines it, so it runs as
+  // composed steps).
+  const int64_t dilation = Chance(0.2) ? 2 : 1, dk = DilatedKernel(k, dilation);
+  Window1D wh{k, stride, dilation, 0, 0}, ww{k, stride, dilation, 0, 0};
   const bool same = Chance(0.5);
   for (Window1D* win : {&wh, &ww}) {
-    if (same) win->pad_begin = win->pad_end = k / 2;
-    else { win->pad_begin = Int(0, k - 1); win->pad_end = Int(0, k - 1); }
+    if (same) win->pad_begin = win->pad_end = dk / 2;
+    else { win->pad_begin = Int(0, dk - 1); win->pad_end = Int(0, dk - 1); }
   }
   const int64_t oh = WindowOutSize(h, wh), ow = WindowOutSize(w, ww);
   const int64_t oc = Chance(0.4) ? c : Int(1, max_c);
@@ -808,7 +812,7 @@ bool Generator::InvertedResidual() {
   const double sd = ConvScale(k * k), sp = ConvScale(m);
   t = Node("Conv", {t, Weight({m, 1, k, k}, -sd, sd), Weight({m}, -0.5, 0.5)},
            {Attribute::Int("group", m), Attribute::Ints("kernel_shape", {k, k}), Attribute::Ints("strides", {stride, stride}),
-            Attribute::Ints("pads", {wh.pad_begin, ww.pad_begin, wh.pad_end, ww.pad_end})});
+            Attribute::Ints("pads", {wh.pad_begin, ww.pad_begin, wh.pad_end, ww.pad_end}), Attribute::Ints("dilations", {dilation, dilation})});
   t = Activation(t, filtered);
   std::string y = Node("Conv", {t, Weight({oc, m, 1, 1}, -sp, sp), Weight({oc}, -0.5, 0.5)});
   if (out == x.shape && Chance(0.6)) {
