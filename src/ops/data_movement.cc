@@ -185,6 +185,17 @@ Status InferSplit(InferContext& ctx) {
 
 }  // namespace
 
+Result<std::vector<int64_t>> SplitSizesOf(const ir::Node& node, const SplitAttrs& a, const Tensor* split_input, int64_t dim,
+                                          size_t outputs) {
+  std::optional<std::vector<int64_t>> split = a.split;
+  if (split_input) {
+    if (!split_input->defined()) return node.Invalid("input 'split' is not a tensor");
+    KILN_ASSIGN_OR_RETURN(auto v, TensorInts(node, *split_input, "input 'split'"));
+    if (!v.empty()) split = std::move(v);
+  }
+  return SplitSizes(node, a, split, dim, outputs);
+}
+
 // ---------------------------------------------------------------- Slice
 
 Result<SliceAttrs> ParseSlice(const ir::Node& node, int64_t opset) {
@@ -256,6 +267,36 @@ Result<SliceSpec> MakeSliceSpec(const ir::Node& node, std::vector<int64_t> start
   s.starts = std::move(starts);
   s.ends = std::move(ends);
   return s;
+}
+
+Result<SliceSpec> SliceSpecOf(const ir::Node& node, int64_t opset, const SliceAttrs& a, const std::array<const Tensor*, 4>& inputs,
+                              int64_t rank) {
+  if (opset < 10) return MakeSliceSpec(node, a.starts, a.ends, a.axes, std::nullopt, rank);
+  std::array<std::optional<std::vector<int64_t>>, 4> v;
+  const char* names[4] = {"input 'starts'", "input 'ends'", "input 'axes'", "input 'steps'"};
+  for (size_t i = 0; i < 4; ++i) {
+    if (!inputs[i]) continue;
+    if (!inputs[i]->defined()) return node.Invalid(std::string(names[i]) + " is not a tensor");
+    KILN_ASSIGN_OR_RETURN(auto ints, TensorInts(node, *inputs[i], names[i]));
+    v[i] = std::move(ints);
+  }
+  if (!v[0] || !v[1]) return node.Invalid("inputs 'starts' and 'ends' are required");
+  return MakeSliceSpec(node, std::move(*v[0]), std::move(*v[1]), std::move(v[2]), std::move(v[3]), rank);
+}
+
+SliceView ViewOfSlice(const SliceSpec& spec, const Tensor& x) {
+  SliceView v{x.shape(), x.strides(), x.offset(), false};
+  for (size_t k = 0; k < spec.axes.size(); ++k) {
+    const size_t ax = static_cast<size_t>(spec.axes[k]);
+    const SliceAxis r = ResolveSliceAxis(spec.starts[k], spec.ends[k], spec.steps[k], x.shape()[ax]);
+    v.shape[ax] = r.count;
+    if (r.count == 0) continue;
+    v.offset += r.start * x.strides()[ax];
+    // A single element needs no step (and a huge step must not overflow).
+    v.strides[ax] = r.count == 1 ? x.strides()[ax] : x.strides()[ax] * r.step;
+  }
+  for (int64_t d : v.shape) v.empty = v.empty || d == 0;
+  return v;
 }
 
 namespace {

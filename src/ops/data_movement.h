@@ -4,6 +4,7 @@
 // kernels share, so both agree on every output shape.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,10 @@ Result<SplitAttrs> ParseSplit(const ir::Node& node, int64_t opset);
 // smaller with num_outputs (opset 18).
 Result<std::vector<int64_t>> SplitSizes(const ir::Node& node, const SplitAttrs& a,
                                         const std::optional<std::vector<int64_t>>& split, int64_t dim, size_t outputs);
+// The same at run time: `split_input` is input 1 (nullptr when absent; an
+// empty tensor means none, as exporters emit it), else the attribute.
+Result<std::vector<int64_t>> SplitSizesOf(const ir::Node& node, const SplitAttrs& a, const Tensor* split_input, int64_t dim,
+                                          size_t outputs);
 
 struct SliceAttrs {
   // Attributes of opset 1-9 (inputs from opset 10).
@@ -53,6 +58,20 @@ struct SliceSpec {
 Result<SliceSpec> MakeSliceSpec(const ir::Node& node, std::vector<int64_t> starts, std::vector<int64_t> ends,
                                 std::optional<std::vector<int64_t>> axes, std::optional<std::vector<int64_t>> steps,
                                 int64_t rank);
+// A Slice's spec at run time: the attributes below opset 10, from opset 10
+// inputs 1-4 (starts, ends, axes, steps; nullptr when absent).
+Result<SliceSpec> SliceSpecOf(const ir::Node& node, int64_t opset, const SliceAttrs& a, const std::array<const Tensor*, 4>& inputs,
+                              int64_t rank);
+// The elements a Slice takes of x as a view of x's storage: x's own strides
+// times the steps, so it holds for x in any layout. `empty` when it takes
+// none (then only `shape` means anything).
+struct SliceView {
+  Shape shape;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+  bool empty = false;
+};
+SliceView ViewOfSlice(const SliceSpec& spec, const Tensor& x);
 
 struct TransposeAttrs {
   std::optional<std::vector<int64_t>> perm;  // default: reversed axes

@@ -93,7 +93,7 @@ LayoutPlan PlanLayouts(const ir::Graph& g, const std::vector<size_t>& order,
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       if (n.outputs[o].empty()) continue;
       DimOrder out = kRowMajor;
-      if (o == 0 && kl && kl->output_order) out = kl->output_order(arrived);
+      if (kl && kl->output_order) out = kl->output_order(arrived);
       plan.orders[n.outputs[o]] = out;
     }
   }

@@ -79,8 +79,8 @@ struct InputLayouts {
   bool any_dense = false;        // any dense order (elementwise, zero-copy views)
   bool any_strided = false;      // any strides at all, gaps too (kernels that index through strides)
 };
-// The order of output 0 (others are row-major) from the orders its inputs
-// arrived in; nullptr: row-major.
+// The order of the outputs (all of them: Split writes each part in its
+// input's order) from the orders the inputs arrived in; nullptr: row-major.
 using OutputOrderFn = std::function<DimOrder(const std::vector<DimOrder>& input_orders)>;
 struct KernelLayouts {
   std::vector<InputLayouts> inputs;  // by input index; missing = row-major only

@@ -18,7 +18,7 @@
 #include "ops/data_movement.h"
 #include "providers/cpu/families.h"
 #include "providers/cpu/parallel.h"
-#include "providers/cpu/strided_loop.h"
+#include "providers/cpu/strided_copy.h"
 
 namespace kiln::cpu {
 namespace {
@@ -46,32 +46,6 @@ Result<runtime::Kernel> MakeTranspose(const runtime::KernelInit& init) {
 }
 
 // ---- Concat -------------------------------------------------------------------
-
-template <typename T>
-void CopyStrided(T* dst, const T* src, const LoopNest<2>& nest) {
-  ForEachInnerRun(nest, 0, nest.outer_count(), [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
-    T* d = dst + off[0];
-    const T* p = src + off[1];
-    if (s[0] == 1 && s[1] == 1) {
-      std::memcpy(d, p, static_cast<size_t>(n) * sizeof(T));
-    } else {
-      for (int64_t i = 0; i < n; ++i) d[i * s[0]] = p[i * s[1]];
-    }
-  });
-}
-
-// Copies src into dst (same logical shape, any strides).
-Status CopyInto(const Tensor& dst, const Tensor& src) {
-  const LoopNest<2> nest = MakeLoopNest<2>(src.shape(), {dst.strides(), src.strides()});
-  switch (DTypeSize(src.dtype())) {
-    case 1: CopyStrided(static_cast<uint8_t*>(dst.raw()), static_cast<const uint8_t*>(src.raw()), nest); break;
-    case 2: CopyStrided(static_cast<uint16_t*>(dst.raw()), static_cast<const uint16_t*>(src.raw()), nest); break;
-    case 4: CopyStrided(static_cast<uint32_t*>(dst.raw()), static_cast<const uint32_t*>(src.raw()), nest); break;
-    case 8: CopyStrided(static_cast<uint64_t*>(dst.raw()), static_cast<const uint64_t*>(src.raw()), nest); break;
-    default: return Internal("element size " + std::to_string(DTypeSize(src.dtype())) + " cannot be copied");
-  }
-  return Status::Ok();
-}
 
 // y[o][...] = in[0][o][0, run[0]), in[1][o][0, run[1]), ... for o < outer:
 // every output row is written once, whole, in order, and rows are split

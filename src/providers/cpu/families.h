@@ -11,6 +11,7 @@ void RegisterConvTransposeKernels(runtime::KernelRegistry& r);  // conv_transpos
 void RegisterMatMulKernels(runtime::KernelRegistry& r);  // matmul.cc
 void RegisterElementwiseKernels(runtime::KernelRegistry& r);  // elementwise.cc
 void RegisterDataMovementKernels(runtime::KernelRegistry& r);  // data_movement.cc
+void RegisterSliceKernels(runtime::KernelRegistry& r);  // slice.cc
 void RegisterResizeKernels(runtime::KernelRegistry& r);  // resize.cc
 void RegisterSoftmaxKernels(runtime::KernelRegistry& r);  // softmax.cc
 void RegisterReduceKernels(runtime::KernelRegistry& r);  // reduce.cc

@@ -1,4 +1,4 @@
-// The cpu provider's elementwise, Transpose, Concat and Resize kernels
+// The cpu provider's elementwise, Transpose, Concat, Split, Slice and Resize kernels
 // against the reference provider, on every layout each kernel accepts. An
 // op's inputs arrive either row-major (NCHW graph inputs) or channels-last:
 // an NHWC graph input behind a Transpose(0,3,1,2), which the cpu provider
@@ -40,6 +40,7 @@ struct Case {
   // kernel may write a graph output straight in row-major order.
   bool followed = false;
   std::string domain;  // of the op (com.kiln for a fused op: imported at version 1)
+  int outputs = 1;     // all of them graph outputs (each followed, with `followed`)
 };
 
 struct Built {
@@ -73,8 +74,8 @@ Built Build(const Case& c) {
   }
   for (const auto& [slot, t] : c.const_inputs) ins[slot] = b.AddInitializer("c" + std::to_string(slot), t);
   if (!c.domain.empty()) b.SetOpset(c.domain, 1);
-  const std::string y = b.AddNode(c.op, ins, c.attrs, 1, "op", c.domain)[0];
-  b.AddOutput(c.followed ? b.AddNode("Relu", {y}, {}, 1, "after")[0] : y);
+  const std::vector<std::string> ys = b.AddNode(c.op, ins, c.attrs, c.outputs, "op", c.domain);
+  for (size_t i = 0; i < ys.size(); ++i) b.AddOutput(c.followed ? b.AddNode("Relu", {ys[i]}, {}, 1, "after" + std::to_string(i))[0] : ys[i]);
   auto m = b.Build();
   EXPECT_TRUE(m.ok()) << c.what << ": " << m.status().ToString();
   r.model = std::move(m).value();
@@ -111,17 +112,20 @@ void Check(const Case& c, double atol = 1e-5, double rtol = 1e-5) {
   auto got = (*cpu)->Run(b.feeds);
   ASSERT_TRUE(want.ok()) << want.status().ToString();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
-  const Tensor& e = (*want)[0];
-  const Tensor& a = (*got)[0];
-  ASSERT_EQ(a.shape(), e.shape());
-  int64_t bad = 0, first = -1;
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
-    const bool ok = (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= atol + rtol * std::fabs(y);  // x == y: infinities
-    if (!ok && bad++ == 0) first = i;
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t o = 0; o < want->size(); ++o) {
+    const Tensor& e = (*want)[o];
+    const Tensor& a = (*got)[o];
+    ASSERT_EQ(a.shape(), e.shape()) << "output " << o;
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < e.numel(); ++i) {
+      const double x = a.GetAsDouble(i), y = e.GetAsDouble(i);
+      const bool ok = (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= atol + rtol * std::fabs(y);  // x == y: infinities
+      if (!ok && bad++ == 0) first = i;
+    }
+    EXPECT_EQ(bad, 0) << "output " << o << ": " << bad << " of " << e.numel() << " differ; first at " << first << ": cpu "
+                      << a.GetAsDouble(first) << " reference " << e.GetAsDouble(first);
   }
-  EXPECT_EQ(bad, 0) << bad << " of " << e.numel() << " differ; first at " << first << ": cpu " << a.GetAsDouble(first)
-                    << " reference " << e.GetAsDouble(first);
 }
 
 const Shape kX = {2, 5, 6, 7};
@@ -306,6 +310,60 @@ TEST(CpuConcat, AnyAxisOnBothLayoutsAndMixed) {
 }
 
 Tensor Axes(std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(DType::kInt64, {static_cast<int64_t>(v.size())}, v); }
+
+// Split on each axis and both layouts: equal parts, explicit sizes (the
+// input of opset 13, the attribute of opset 11, a part of size 0), uneven
+// num_outputs (opset 18), and the parts followed by another kernel (so
+// each must be stored as the plan says for the Relu to read it as is).
+TEST(CpuSplit, EveryAxisAndFormOnBothLayouts) {
+  for (In layout : {In::kNCHW, In::kNHWC}) {
+    const std::string l = layout == In::kNHWC ? " NHWC" : " NCHW";
+    for (int64_t axis : {1, 3, -1, 0, 2})
+      Check({"Split equal axis " + std::to_string(axis) + l, "Split", {{{2, 6, 4, 6}, layout}}, {Attribute::Int("axis", axis)}, {}, 17, false, "", 2});
+    Check({"Split sizes input" + l, "Split", {{kX, layout}}, {Attribute::Int("axis", 1)}, {{1, Axes({2, 0, 3})}}, 13, false, "", 3});
+    Check({"Split sizes attribute" + l, "Split", {{kX, layout}}, {Attribute::Int("axis", 3), Attribute::Ints("split", {4, 3})}, {}, 11, false, "", 2});
+    Check({"Split num_outputs" + l, "Split", {{kX, layout}}, {Attribute::Int("axis", 1), Attribute::Int("num_outputs", 2)}, {}, 18, true, "", 2});
+    // Large enough to be split across threads (C2f's halves: 64 channels of 128).
+    Check({"Split large" + l, "Split", {{{1, 128, 40, 40}, layout}}, {Attribute::Int("axis", 1)}, {}, 17, true, "", 2});
+  }
+}
+
+// Slice on both layouts: channel ranges, spatial crops with steps,
+// negative steps and ends past the dims, an empty result, and the
+// attributes of opset 1.
+TEST(CpuSlice, RangesStepsAndNegativeStepsOnBothLayouts) {
+  const int64_t kBig = std::numeric_limits<int64_t>::max(), kSmall = std::numeric_limits<int64_t>::min();
+  struct S {
+    std::string what;
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  const std::vector<S> slices = {
+      {"channels 1..4", {1}, {4}, {1}, {1}},
+      {"every other channel", {0}, {kBig}, {1}, {2}},
+      {"crop with steps", {1, 0}, {-1, kBig}, {2, 3}, {2, 3}},
+      {"reversed width", {-1}, {kSmall}, {3}, {-1}},
+      {"reversed channels by 2, rows", {4, 1}, {0, 5}, {-3, 2}, {-2, 1}},
+      {"all axes", {1, 1, 2, 1}, {2, 4, 5, 7}, {0, 1, 2, 3}, {1, 1, 1, 2}},
+      {"empty", {3}, {3}, {1}, {1}},
+  };
+  for (In layout : {In::kNCHW, In::kNHWC})
+    for (const S& sl : slices) {
+      for (bool followed : {false, true})
+        Check({"Slice " + sl.what + (layout == In::kNHWC ? " NHWC" : " NCHW") + (followed ? " followed" : ""),
+               "Slice",
+               {{kX, layout}},
+               {},
+               {{1, Axes(sl.starts)}, {2, Axes(sl.ends)}, {3, Axes(sl.axes)}, {4, Axes(sl.steps)}},
+               17,
+               followed});
+    }
+  for (In layout : {In::kNCHW, In::kNHWC})
+    Check({"Slice opset 1 attributes", "Slice", {{kX, layout}},
+           {Attribute::Ints("starts", {1, 2}), Attribute::Ints("ends", {4, 100}), Attribute::Ints("axes", {1, 3})}, {}, 1});
+  // Large enough to be split across threads: YOLO's focus-style crops.
+  for (In layout : {In::kNCHW, In::kNHWC})
+    Check({"Slice large", "Slice", {{{1, 48, 64, 64}, layout}}, {}, {{1, Axes({1, 0})}, {2, Axes({kBig, 40})}, {3, Axes({2, 1})}, {4, Axes({2, 1})}}});
+}
 
 // Every Reduce* kind over several axis sets: with keepdims on both layouts
 // (a channels-last input is reduced in place of its order, no conversion),

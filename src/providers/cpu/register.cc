@@ -13,6 +13,7 @@ const runtime::KernelRegistry& Kernels() {
     RegisterMatMulKernels(*r);
     RegisterElementwiseKernels(*r);
     RegisterDataMovementKernels(*r);
+    RegisterSliceKernels(*r);
     RegisterResizeKernels(*r);
     RegisterSoftmaxKernels(*r);
     RegisterReduceKernels(*r);

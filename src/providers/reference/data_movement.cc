@@ -57,11 +57,8 @@ Status Split(runtime::KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(ops::SplitAttrs a, ops::ParseSplit(n, ctx.opset()));
   const Tensor& x = ctx.input(0);
   KILN_ASSIGN_OR_RETURN(int64_t axis, ops::NormalizeAxis(n, a.axis, x.rank()));
-  std::optional<std::vector<int64_t>> split = a.split;
-  KILN_ASSIGN_OR_RETURN(auto split_in, OptionalInts(ctx, 1, "input 'split'"));
-  if (split_in && !split_in->empty()) split = split_in;  // an empty split input means none (as exporters emit it)
   const size_t ax = static_cast<size_t>(axis);
-  KILN_ASSIGN_OR_RETURN(auto sizes, ops::SplitSizes(n, a, split, x.shape()[ax], ctx.num_outputs()));
+  KILN_ASSIGN_OR_RETURN(auto sizes, ops::SplitSizesOf(n, a, ctx.has_input(1) ? &ctx.input(1) : nullptr, x.shape()[ax], ctx.num_outputs()));
   const int64_t outer = DimProduct(x.shape(), 0, ax), inner = DimProduct(x.shape(), ax + 1, x.shape().size());
   const int64_t in_row = x.shape()[ax] * inner;
   int64_t col = 0;
@@ -84,35 +81,12 @@ Status Slice(runtime::KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   KILN_ASSIGN_OR_RETURN(ops::SliceAttrs a, ops::ParseSlice(n, ctx.opset()));
   const Tensor& x = ctx.input(0);
-  std::vector<int64_t> starts = a.starts, ends = a.ends;
-  std::optional<std::vector<int64_t>> axes = a.axes, steps;
-  if (ctx.opset() >= 10) {
-    KILN_ASSIGN_OR_RETURN(auto s, OptionalInts(ctx, 1, "input 'starts'"));
-    KILN_ASSIGN_OR_RETURN(auto e, OptionalInts(ctx, 2, "input 'ends'"));
-    if (!s || !e) return ctx.Error("inputs 'starts' and 'ends' are required");
-    starts = std::move(*s);
-    ends = std::move(*e);
-    KILN_ASSIGN_OR_RETURN(axes, OptionalInts(ctx, 3, "input 'axes'"));
-    KILN_ASSIGN_OR_RETURN(steps, OptionalInts(ctx, 4, "input 'steps'"));
-  }
-  KILN_ASSIGN_OR_RETURN(ops::SliceSpec spec, ops::MakeSliceSpec(n, starts, ends, axes, steps, x.rank()));
-  Shape shape = x.shape();
-  std::vector<int64_t> strides = x.strides();
-  int64_t offset = x.offset();
-  bool empty = false;
-  for (size_t k = 0; k < spec.axes.size(); ++k) {
-    const size_t ax = static_cast<size_t>(spec.axes[k]);
-    ops::SliceAxis r = ops::ResolveSliceAxis(spec.starts[k], spec.ends[k], spec.steps[k], shape[ax]);
-    shape[ax] = r.count;
-    empty = empty || r.count == 0;
-    if (r.count == 0) continue;
-    offset += r.start * x.strides()[ax];
-    // A single element needs no step (and a huge step must not overflow).
-    strides[ax] = r.count == 1 ? x.strides()[ax] : x.strides()[ax] * r.step;
-  }
-  for (int64_t d : shape) empty = empty || d == 0;
-  if (empty) return ctx.AllocOutput(0, x.dtype(), shape).status();
-  return ctx.SetOutput(0, Datum(x.View(shape, strides, offset)));
+  std::array<const Tensor*, 4> bounds{};
+  for (size_t i = 1; i <= 4; ++i) bounds[i - 1] = ctx.has_input(i) ? &ctx.input(i) : nullptr;
+  KILN_ASSIGN_OR_RETURN(ops::SliceSpec spec, ops::SliceSpecOf(n, ctx.opset(), a, bounds, x.rank()));
+  const ops::SliceView v = ops::ViewOfSlice(spec, x);
+  if (v.empty) return ctx.AllocOutput(0, x.dtype(), v.shape).status();
+  return ctx.SetOutput(0, Datum(x.View(v.shape, v.strides, v.offset)));
 }
 
 Status Transpose(runtime::KernelContext& ctx) {
