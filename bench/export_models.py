@@ -12,6 +12,8 @@ Writes to DIR (default ~/.cache/kiln-bench-models):
   mobilenet_v2.onnx                  torchvision, input [1,3,224,224]
   deeplabv3_mobilenet_v3_large.onnx  torchvision, input [1,3,512,512], output 'out'
   rtmdet_like.onnx                   built here, NHWC input [1,640,640,3], six outputs
+  yolo_c2f_like.onnx                 built here, NHWC input [1,640,640,3], three outputs
+                                     (an extra, not in the issue's table: Split and Slice)
   seed_nhwc.onnx, seed_nchw.onnx     `kiln example seed --layout nhwc|nchw`
 
 Every model has weights=None (no download) and is built after
@@ -200,6 +202,55 @@ class RTMDetLike(nn.Module):
 RTMDET_OUTPUTS = ["cls_s8", "cls_s16", "cls_s32", "reg_s8", "reg_s16", "reg_s32"]
 
 
+# ---- YOLO-like backbone with C2f blocks -----------------------------------------
+# YOLOv5's focus stem (four stride-2 Slices of the image, Concat) and
+# YOLOv8's C2f blocks (1x1 conv, Split in halves, bottlenecks with a residual
+# after the SiLU on the second half, Concat of every part, 1x1 conv), NHWC
+# input transposed inside the graph: the data movement ops (Split, Slice)
+# the other models lack, all on channels-last values.
+
+class Bottleneck(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.a = ConvModule(c, c, 3)
+        self.b = ConvModule(c, c, 3)
+
+    def forward(self, x):
+        return x + self.b(self.a(x))
+
+
+class C2f(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.half = c // 2
+        self.cv1 = ConvModule(c, c, 1)
+        self.m = nn.ModuleList(Bottleneck(self.half) for _ in range(n))
+        self.cv2 = ConvModule((2 + n) * self.half, c, 1)
+
+    def forward(self, x):
+        parts = list(self.cv1(x).split((self.half, self.half), 1))
+        for m in self.m:
+            parts.append(m(parts[-1]))
+        return self.cv2(torch.cat(parts, 1))
+
+
+class YoloC2fLike(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = ConvModule(12, 16, 3)
+        self.s2 = nn.Sequential(ConvModule(16, 32, 3, 2), C2f(32, 1))
+        self.s3 = nn.Sequential(ConvModule(32, 64, 3, 2), C2f(64, 2))
+        self.s4 = nn.Sequential(ConvModule(64, 128, 3, 2), C2f(128, 2))
+        self.s5 = nn.Sequential(ConvModule(128, 256, 3, 2), C2f(256, 1))
+
+    def forward(self, x):
+        x = x.permute(0, 3, 1, 2)
+        x = torch.cat([x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2], x[..., 1::2, 1::2]], 1)
+        p3 = self.s3(self.s2(self.stem(x)))
+        p4 = self.s4(p3)
+        return p3, p4, self.s5(p4)
+
+
 # ---- export -------------------------------------------------------------------
 
 class OutOnly(nn.Module):
@@ -237,10 +288,12 @@ def build(name):
         return OutOnly(m), (1, 3, 512, 512), ["out"]
     if name == "rtmdet_like":
         return RTMDetLike(), (1, 640, 640, 3), RTMDET_OUTPUTS
+    if name == "yolo_c2f_like":
+        return YoloC2fLike(), (1, 640, 640, 3), ["p3", "p4", "p5"]
     raise ValueError(name)
 
 
-TORCH_MODELS = ["resnet50", "mobilenet_v2", "deeplabv3_mobilenet_v3_large", "rtmdet_like"]
+TORCH_MODELS = ["resnet50", "mobilenet_v2", "deeplabv3_mobilenet_v3_large", "rtmdet_like", "yolo_c2f_like"]
 
 
 def export(name, out_dir):

@@ -14,13 +14,14 @@ declare -A MODEL=(
   [mobilenet_v2]="$M/mobilenet_v2.onnx"
   [resnet50]="$M/resnet50.onnx"
   [rtmdet_like]="$M/rtmdet_like.onnx"
+  [yolo_c2f_like]="$M/yolo_c2f_like.onnx"
   [deeplabv3_mobilenet_v3_large]="$M/deeplabv3_mobilenet_v3_large.onnx"
   [ocr_det]="$OCR/ch_PP-OCRv4_det_infer.onnx --shape x=1x3x640x640"
   [ocr_rec]="$OCR/ch_PP-OCRv4_rec_infer.onnx --shape x=1x3x48x320"
   [ocr_cls]="$OCR/ch_ppocr_mobile_v2.0_cls_infer.onnx --shape x=1x3x48x192"
 )
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(mobilenet_v2 resnet50 rtmdet_like deeplabv3_mobilenet_v3_large ocr_det ocr_rec ocr_cls)
+[ ${#names[@]} -eq 0 ] && names=(mobilenet_v2 resnet50 rtmdet_like yolo_c2f_like deeplabv3_mobilenet_v3_large ocr_det ocr_rec ocr_cls)
 for m in "${names[@]}"; do
   [ -n "${MODEL[$m]}" ] || { echo "unknown model $m"; exit 2; }
   read -r file shape <<< "${MODEL[$m]}"

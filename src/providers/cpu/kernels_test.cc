@@ -41,6 +41,7 @@ struct Case {
   bool followed = false;
   std::string domain;  // of the op (com.kiln for a fused op: imported at version 1)
   int outputs = 1;     // all of them graph outputs (each followed, with `followed`)
+  DType dtype = DType::kFloat32;  // of the inputs (the constant inputs keep theirs)
 };
 
 struct Built {
@@ -59,16 +60,16 @@ Built Build(const Case& c) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const Operand& o = c.inputs[i];
     const std::string name = "in" + std::to_string(i);
-    Tensor v = *ir::RandomTensor(DType::kFloat32, o.shape, rng, -3, 3);
+    Tensor v = *ir::RandomTensor(c.dtype, o.shape, rng, c.dtype == DType::kUint8 ? 0 : -3, c.dtype == DType::kUint8 ? 255 : 3);
     if (o.constant) {
       ins[i] = b.AddInitializer(name, v);
     } else if (o.layout == In::kNHWC) {
       const Shape nhwc = {o.shape[0], o.shape[2], o.shape[3], o.shape[1]};
-      auto x = b.AddInput(name, DType::kFloat32, nhwc);
+      auto x = b.AddInput(name, c.dtype, nhwc);
       r.feeds[name] = v.Permuted({0, 2, 3, 1}).Contiguous();
       ins[i] = b.AddNode("Transpose", {x}, {Attribute::Ints("perm", {0, 3, 1, 2})}, 1, "t" + std::to_string(i))[0];
     } else {
-      ins[i] = b.AddInput(name, DType::kFloat32, o.shape);
+      ins[i] = b.AddInput(name, c.dtype, o.shape);
       r.feeds[name] = v;
     }
   }
@@ -326,6 +327,26 @@ TEST(CpuSplit, EveryAxisAndFormOnBothLayouts) {
     // Large enough to be split across threads (C2f's halves: 64 channels of 128).
     Check({"Split large" + l, "Split", {{{1, 128, 40, 40}, layout}}, {Attribute::Int("axis", 1)}, {}, 17, true, "", 2});
   }
+}
+
+// Concat, Split and Slice move bytes: other element sizes, on runs of 3
+// channels per pixel (3, 6 and 24 bytes: a byte loop and fixed-size moves)
+// and of whole rows.
+TEST(CpuDataMovement, OtherElementSizesOnBothLayouts) {
+  const Shape x3 = {1, 3, 9, 10};
+  for (DType dt : {DType::kUint8, DType::kFloat16, DType::kInt64})
+    for (In layout : {In::kNCHW, In::kNHWC}) {
+      const std::string what = std::string(DTypeName(dt)) + (layout == In::kNHWC ? " NHWC" : " NCHW");
+      Case concat{"Concat " + what, "Concat", {{x3, layout}, {x3, layout}}, {Attribute::Int("axis", 1)}};
+      concat.dtype = dt;
+      Check(concat);
+      Case split{"Split " + what, "Split", {{{1, 6, 9, 10}, layout}}, {Attribute::Int("axis", 1)}, {}, 17, false, "", 2};
+      split.dtype = dt;
+      Check(split);
+      Case slice{"Slice " + what, "Slice", {{x3, layout}}, {}, {{1, Axes({0, 1})}, {2, Axes({9, 10})}, {3, Axes({2, 3})}, {4, Axes({2, 2})}}};
+      slice.dtype = dt;
+      Check(slice);
+    }
 }
 
 // Slice on both layouts: channel ranges, spatial crops with steps,

@@ -3,6 +3,8 @@
 // through it, and Split and Slice copy their views of the input out with it.
 #pragma once
 
+#include <cstdint>
+
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
@@ -13,5 +15,12 @@ namespace kiln::cpu {
 // with dims contiguous in both merged, so a channel slice of channels-last
 // data is one run of channels per pixel; runs are split across threads.
 Status CopyInto(const Tensor& dst, const Tensor& src);
+
+// `rows` rows of `bytes` bytes: row i from src + i * src_stride to dst + i *
+// dst_stride (strides in bytes). Rows of up to 64 bytes (a few channels per
+// pixel) copy with fixed-size moves, no library call per row: a call per
+// 12-byte row was most of the time of a 640x640 image's focus stem (a
+// Concat of four 3-channel Slices, 1.02 ms at 1 thread).
+void CopyRows(void* dst, int64_t dst_stride, const void* src, int64_t src_stride, int64_t rows, int64_t bytes);
 
 }  // namespace kiln::cpu
