@@ -2,8 +2,8 @@
 
 #include <array>
 #include <cstring>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "providers/cpu/parallel.h"
 #include "providers/cpu/strided_loop.h"
