@@ -329,6 +329,25 @@ TEST(CpuSplit, EveryAxisAndFormOnBothLayouts) {
   }
 }
 
+// Every part of a Split of channels-last data is planned channels-last, as
+// the kernel writes it (a kernel's output order holds for all its outputs):
+// a part planned row-major would be a drift `kiln verify --per-node` lists,
+// and a conversion in front of any kernel that reads channels-last only.
+TEST(CpuSplit, EveryPartIsPlannedInItsInputsLayout) {
+  Built b = Build({"Split NHWC", "Split", {{{1, 6, 4, 5}, In::kNHWC}}, {Attribute::Int("axis", 1)}, {}, 17, true, "", 3});
+  auto cpu = CpuSession(b.model);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  const runtime::Executor& ex = *(*cpu)->impl().executor;
+  const plan::LayoutPlan lp = ex.PlanLayouts();
+  for (const auto& n : ex.model().graph.nodes)
+    if (n.name == "op")
+      for (const std::string& out : n.outputs) {
+        auto it = lp.orders.find(out);
+        ASSERT_NE(it, lp.orders.end()) << out;
+        EXPECT_EQ(OrderName(it->second, 4), OrderName(kChannelsLast, 4)) << out;
+      }
+}
+
 // Concat, Split and Slice move bytes: other element sizes, on runs of 3
 // channels per pixel (3, 6 and 24 bytes: a byte loop and fixed-size moves)
 // and of whole rows.
