@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -339,13 +340,15 @@ TEST(CpuSplit, EveryPartIsPlannedInItsInputsLayout) {
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   const runtime::Executor& ex = *(*cpu)->impl().executor;
   const plan::LayoutPlan lp = ex.PlanLayouts();
-  for (const auto& n : ex.model().graph.nodes)
-    if (n.name == "op")
-      for (const std::string& out : n.outputs) {
-        auto it = lp.orders.find(out);
-        ASSERT_NE(it, lp.orders.end()) << out;
-        EXPECT_EQ(OrderName(it->second, 4), OrderName(kChannelsLast, 4)) << out;
-      }
+  const auto& nodes = ex.model().graph.nodes;
+  auto op = std::find_if(nodes.begin(), nodes.end(), [](const ir::Node& n) { return n.name == "op"; });
+  ASSERT_NE(op, nodes.end());
+  ASSERT_EQ(op->outputs.size(), 3u);
+  for (const std::string& out : op->outputs) {
+    auto it = lp.orders.find(out);
+    ASSERT_NE(it, lp.orders.end()) << out;
+    EXPECT_EQ(OrderName(it->second, 4), OrderName(kChannelsLast, 4)) << out;
+  }
 }
 
 // Concat, Split and Slice move bytes: other element sizes, on runs of 3

@@ -47,15 +47,13 @@ Status RunSplit(runtime::KernelContext& ctx, const ops::SplitAttrs& a) {
   DimOrder order;
   if (!FindOrder(x, &order)) return ctx.Error("cpu Split was handed a non-dense input: " + x.Describe());
   KILN_ASSIGN_OR_RETURN(int64_t axis, ops::NormalizeAxis(n, a.axis, x.rank()));
-  const size_t ax = static_cast<size_t>(axis);
-  KILN_ASSIGN_OR_RETURN(auto sizes, ops::SplitSizesOf(n, a, ctx.has_input(1) ? &ctx.input(1) : nullptr, x.shape()[ax], ctx.num_outputs()));
+  KILN_ASSIGN_OR_RETURN(auto sizes,
+                        ops::SplitSizesOf(n, a, ctx.has_input(1) ? &ctx.input(1) : nullptr, x.shape()[static_cast<size_t>(axis)], ctx.num_outputs()));
   int64_t start = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (ctx.has_output(i)) {
-      ops::SliceView v{x.shape(), x.strides(), x.offset() + start * x.strides()[ax], false};
-      v.shape[ax] = sizes[i];
-      for (int64_t d : v.shape) v.empty = v.empty || d == 0;
-      KILN_RETURN_IF_ERROR(CopyOut(ctx, i, x, order, v));
+      const ops::SliceSpec part{{start}, {start + sizes[i]}, {axis}, {1}};
+      KILN_RETURN_IF_ERROR(CopyOut(ctx, i, x, order, ops::ViewOfSlice(part, x)));
     }
     start += sizes[i];
   }
